@@ -1,0 +1,192 @@
+"""Attention modules: thin ``nn.Module`` wrappers that own parameters and call ``functional``.
+
+- ``MultiHeadAttention``: self- or cross-attention, GQA/MQA via ``num_kv_heads``.
+- ``ScoredAttention`` and its two named forms, ``AdditiveAttention`` (Bahdanau et al., 2014)
+  and ``LuongAttention`` (Luong et al., 2015), for encoder-decoder models.
+
+Masks are bool with True = may attend, everywhere in attnlab. ``torch.nn.MultiheadAttention``
+uses the opposite convention (True = blocked) for its bool masks: negate a mask when moving
+between the two. Weights are returned, never stored on the module.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from . import functional as AF
+from .scores import make_score
+
+
+def _split_heads(x: Tensor, num_heads: int) -> Tensor:
+    B, T, _ = x.shape
+    return x.view(B, T, num_heads, -1).transpose(1, 2)  # (B, T, H*D) -> (B, H, T, D)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention over ``(B, T, d_model)`` inputs (an unbatched ``(T, d_model)`` works).
+
+    ``num_kv_heads`` < ``num_heads`` gives grouped-query attention (1 = multi-query): keys and
+    values get ``num_kv_heads`` heads, each shared by ``num_heads // num_kv_heads`` query heads.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        num_kv_heads: int | None = None,
+        bias: bool = True,
+        dropout: float = 0.0,
+    ):
+        super().__init__()
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        if num_heads < 1 or d_model % num_heads:
+            raise ValueError(f"num_heads ({num_heads}) must divide d_model ({d_model})")
+        if num_kv_heads < 1 or num_heads % num_kv_heads:
+            raise ValueError(
+                f"num_kv_heads ({num_kv_heads}) must divide num_heads ({num_heads}) for GQA"
+            )
+        self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
+        self.d_k = d_model // num_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.v_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        attn_mask: Tensor | None = None,
+        is_causal: bool = False,
+        need_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """Attend from ``x`` ``(B, T, d_model)`` to ``context`` ``(B, S, d_model)`` (default x).
+
+        attn_mask: bool (True = may attend) or float, shaped ``(T, S)``, ``(B, T, S)`` or
+        ``(B, H, T, S)``; combined with ``is_causal`` when both are given.
+        Returns out ``(B, T, d_model)``, and weights ``(B, H, T, S)`` when ``need_weights``.
+        """
+        unbatched = x.dim() == 2
+        if unbatched:
+            x = x.unsqueeze(0)
+            context = None if context is None else context.unsqueeze(0)
+            attn_mask = None if attn_mask is None or attn_mask.dim() < 3 else attn_mask.unsqueeze(0)
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must be (B, T, {self.d_model}), got {tuple(x.shape)}")
+        kv = x if context is None else context
+        if kv.dim() != 3 or kv.shape[0] != x.shape[0] or kv.shape[-1] != self.d_model:
+            raise ValueError(
+                f"context must be (B={x.shape[0]}, S, {self.d_model}), got {tuple(kv.shape)}"
+            )
+        if attn_mask is not None and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S): same for every head
+        q = _split_heads(self.q_proj(x), self.num_heads)  # (B, H, T, D)
+        k = _split_heads(self.k_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
+        v = _split_heads(self.v_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
+        result = AF.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=attn_mask,
+            dropout_p=self.dropout if self.training else 0.0,
+            is_causal=is_causal,
+            enable_gqa=self.num_kv_heads != self.num_heads,
+            return_weights=need_weights,
+        )
+        out, weights = result if need_weights else (result, None)
+        B, H, T, D = out.shape
+        out = self.out_proj(out.transpose(1, 2).reshape(B, T, H * D))  # (B, T, d_model)
+        if unbatched:
+            out = out[0]
+            weights = None if weights is None else weights[0]
+        return (out, weights) if need_weights else out
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """An equivalent module with ``m``'s weights (copied, not shared).
+
+        attnlab is always batch-first and its bool masks mean "may attend": pass ``~mask`` where
+        ``m`` took ``mask``, and ``(B, T, d)`` inputs even if ``m.batch_first`` is False.
+        """
+        if not m._qkv_same_embed_dim:
+            raise ValueError(
+                f"from_torch needs kdim == vdim == embed_dim, got kdim={m.kdim}, vdim={m.vdim}, "
+                f"embed_dim={m.embed_dim}"
+            )
+        if m.bias_k is not None or m.add_zero_attn:
+            raise ValueError("from_torch does not support add_bias_kv or add_zero_attn")
+        bias = m.in_proj_bias is not None
+        new = cls(m.embed_dim, m.num_heads, bias=bias, dropout=m.dropout)
+        new = new.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
+        E = m.embed_dim
+        with torch.no_grad():
+            for i, proj in enumerate((new.q_proj, new.k_proj, new.v_proj)):
+                proj.weight.copy_(m.in_proj_weight[i * E : (i + 1) * E])
+                if bias:
+                    proj.bias.copy_(m.in_proj_bias[i * E : (i + 1) * E])
+            new.out_proj.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.out_proj.bias.copy_(m.out_proj.bias)
+        return new
+
+
+class ScoredAttention(nn.Module):
+    """Attention of one decoder state (or a sequence of them) over encoder states.
+
+    ``score`` names a function in ``attnlab.nn.scores.SCORES``. forward takes query
+    ``(B, d_q)`` or ``(B, T, d_q)``, keys ``(B, S, d_k)``, values ``(B, S, d_v)`` (default: the
+    keys) and ``valid_lengths`` ``(B,)`` for padded sources; returns ``(context, weights)``:
+    ``(B, d_v)`` and ``(B, S)``, or ``(B, T, d_v)`` and ``(B, T, S)``.
+    """
+
+    def __init__(self, score: str, query_dim: int, key_dim: int, hidden_dim: int | None = None):
+        super().__init__()
+        self.score_kind = score
+        self.score = make_score(score, query_dim, key_dim, hidden_dim)
+
+    def forward(
+        self,
+        query: Tensor,
+        keys: Tensor,
+        values: Tensor | None = None,
+        valid_lengths: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        values = keys if values is None else values
+        single = query.dim() == 2
+        q = query.unsqueeze(1) if single else query  # (B, T, d_q)
+        if keys.dim() != 3 or values.shape[:2] != keys.shape[:2] or q.shape[0] != keys.shape[0]:
+            raise ValueError(
+                f"expected query (B, [T,] d_q), keys (B, S, d_k), values (B, S, d_v); got query "
+                f"{tuple(query.shape)}, keys {tuple(keys.shape)}, values {tuple(values.shape)}"
+            )
+        scores = self.score(q, keys)  # (B, T, S)
+        if valid_lengths is not None:
+            mask = AF.padding_mask(valid_lengths, keys.shape[1])[:, 0]  # (B, 1, S)
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = AF.softmax(scores, dim=-1)  # (B, T, S)
+        context = weights @ values  # (B, T, d_v)
+        return (context[:, 0], weights[:, 0]) if single else (context, weights)
+
+
+class AdditiveAttention(ScoredAttention):
+    """Bahdanau attention: score = v^T tanh(W_q q + W_k k)."""
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int | None = None):
+        super().__init__("additive", query_dim, key_dim, hidden_dim)
+
+
+class LuongAttention(ScoredAttention):
+    """Luong attention with ``score`` = "dot", "general" or "concat"."""
+
+    def __init__(
+        self,
+        query_dim: int,
+        key_dim: int | None = None,
+        score: str = "general",
+        hidden_dim: int | None = None,
+    ):
+        if score not in ("dot", "general", "concat"):
+            raise ValueError(f"Luong score must be 'dot', 'general' or 'concat', got {score!r}")
+        super().__init__(score, query_dim, query_dim if key_dim is None else key_dim, hidden_dim)

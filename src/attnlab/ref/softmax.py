@@ -1,0 +1,30 @@
+"""Numerically stable softmax.
+
+softmax(x)_i = exp(x_i - max(x)) / sum_j exp(x_j - max(x)). Subtracting the row maximum changes
+nothing mathematically but keeps ``exp`` from overflowing (scores of 1000 are fine).
+A row that is entirely ``-inf`` (a query that may attend to nothing) gives all zeros, never NaN.
+NaN anywhere in a row propagates to the whole row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float_array
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax along ``axis``; output has the shape and dtype of ``x``.
+
+    All ``-inf`` rows give zeros (no warnings); float16 is computed in float32.
+    """
+    x = as_float_array(x, "x")
+    work = x.astype(np.float32) if x.dtype == np.float16 else x
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = np.max(work, axis=axis, keepdims=True) if work.size else work.sum(axis, keepdims=True)
+        m = np.where(np.isneginf(m), 0.0, m)  # all -inf row: exp(-inf - 0) = 0, not NaN
+        e = np.exp(work - m)
+        s = e.sum(axis=axis, keepdims=True)
+        # s == 0 only for all -inf rows; NaN != 0, so NaN rows still divide and stay NaN.
+        out = np.divide(e, s, out=np.zeros_like(e), where=s != 0)
+    return out.astype(x.dtype, copy=False)
