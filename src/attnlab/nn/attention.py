@@ -65,14 +65,16 @@ class MultiHeadAttention(nn.Module):
         """Attend from ``x`` ``(B, T, d_model)`` to ``context`` ``(B, S, d_model)`` (default x).
 
         attn_mask: bool (True = may attend) or float, shaped ``(T, S)``, ``(B, T, S)`` or
-        ``(B, H, T, S)``; combined with ``is_causal`` when both are given.
+        ``(B, H, T, S)`` (unbatched: ``(T, S)`` or ``(H, T, S)``); combined with ``is_causal``
+        when both are given.
         Returns out ``(B, T, d_model)``, and weights ``(B, H, T, S)`` when ``need_weights``.
         """
         unbatched = x.dim() == 2
         if unbatched:
             x = x.unsqueeze(0)
             context = None if context is None else context.unsqueeze(0)
-            attn_mask = None if attn_mask is None or attn_mask.dim() < 3 else attn_mask.unsqueeze(0)
+            if attn_mask is not None and attn_mask.dim() == 3:
+                attn_mask = attn_mask.unsqueeze(0)  # unbatched (H, T, S) -> (1, H, T, S)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must be (B, T, {self.d_model}), got {tuple(x.shape)}")
         kv = x if context is None else context

@@ -1,0 +1,173 @@
+import numpy as np
+import pytest
+import torch
+
+from attnlab import ref
+from attnlab.nn import AdditiveAttention, LuongAttention, MultiHeadAttention, ScoredAttention
+from attnlab.nn import functional as AF
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _ref_weights(m: MultiHeadAttention):
+    W = [_np(p.weight).T for p in (m.q_proj, m.k_proj, m.v_proj, m.out_proj)]
+    b = [_np(p.bias) for p in (m.q_proj, m.k_proj, m.v_proj, m.out_proj)]
+    return W, b
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_matches_reference_self_and_cross(need_weights):
+    m = MultiHeadAttention(12, 3).double()
+    x, ctx = torch.randn(2, 5, 12, dtype=torch.float64), torch.randn(2, 7, 12, dtype=torch.float64)
+    mask = AF.padding_mask(torch.tensor([7, 4]), 7)
+    (Wq, Wk, Wv, Wo), (bq, bk, bv, bo) = _ref_weights(m)
+    for context, is_causal, attn_mask in ((None, True, None), (ctx, False, mask)):
+        got = m(x, context, attn_mask=attn_mask, is_causal=is_causal, need_weights=need_weights)
+        kv = _np(x if context is None else context)
+        want = ref.multi_head_attention(
+            _np(x),
+            kv,
+            kv,
+            Wq,
+            Wk,
+            Wv,
+            Wo,
+            3,
+            bq,
+            bk,
+            bv,
+            bo,
+            attn_mask=None if attn_mask is None else attn_mask.numpy(),
+            is_causal=is_causal,
+        )
+        out = got[0] if need_weights else got
+        np.testing.assert_allclose(_np(out), want[0], atol=1e-12)
+        if need_weights:
+            np.testing.assert_allclose(_np(got[1]), want[1], atol=1e-12)
+
+
+def test_from_torch_matches_torch_with_the_mask_negated():
+    tm = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(tm).eval()
+    x = torch.randn(2, 6, 16)
+    may_attend = torch.rand(6, 6) < 0.8
+    may_attend.fill_diagonal_(True)
+    want, want_w = tm(x, x, x, attn_mask=~may_attend, average_attn_weights=False)
+    got, got_w = ours(x, attn_mask=may_attend, need_weights=True)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(got_w, want_w, atol=1e-6, rtol=1e-5)
+    with pytest.raises(ValueError, match="kdim == vdim == embed_dim"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(16, 4, kdim=8, vdim=8))
+
+
+def test_gqa_equals_full_mha_with_repeated_kv_heads():
+    m = MultiHeadAttention(16, 4, num_kv_heads=2).double()
+    full = MultiHeadAttention(16, 4).double()
+    d_k = 4
+    with torch.no_grad():
+        for src, dst in ((m.k_proj, full.k_proj), (m.v_proj, full.v_proj)):
+            w = src.weight.view(2, d_k, 16).repeat_interleave(2, 0).reshape(16, 16)
+            dst.weight.copy_(w)
+            dst.bias.copy_(src.bias.view(2, d_k).repeat_interleave(2, 0).reshape(16))
+        for n in ("q_proj", "out_proj"):
+            getattr(full, n).load_state_dict(getattr(m, n).state_dict())
+    x = torch.randn(2, 5, 16, dtype=torch.float64)
+    assert m.k_proj.weight.shape == (8, 16)
+    torch.testing.assert_close(m(x, is_causal=True), full(x, is_causal=True))
+    _, w = m(x, is_causal=True, need_weights=True)
+    assert w.shape == (2, 4, 5, 5)
+
+
+def test_unbatched_and_3d_mask():
+    m = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(5, 8)
+    mask = torch.ones(5, 5, dtype=torch.bool).tril()
+    torch.testing.assert_close(m(x, attn_mask=mask), m(x[None], attn_mask=mask[None])[0])
+    torch.testing.assert_close(m(x, is_causal=True), m(x, attn_mask=mask))
+    per_head = mask.expand(2, 5, 5)  # unbatched 3-D mask is (H, T, S)
+    torch.testing.assert_close(m(x, attn_mask=per_head), m(x, attn_mask=mask))
+    assert not torch.allclose(m(x, attn_mask=mask), m(x))
+
+
+def test_mha_gradients_finite_with_fully_masked_rows():
+    m = MultiHeadAttention(8, 2)
+    x = torch.randn(2, 4, 8, requires_grad=True)
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[2] = False
+    for need_weights in (False, True):
+        out = m(x, attn_mask=mask, need_weights=need_weights)
+        (out[0] if need_weights else out).sum().backward()
+        assert torch.isfinite(x.grad).all()
+        assert all(torch.isfinite(p.grad).all() for p in m.parameters())
+
+
+def test_mha_errors():
+    with pytest.raises(ValueError, match=r"num_heads \(3\) must divide d_model \(8\)"):
+        MultiHeadAttention(8, 3)
+    with pytest.raises(ValueError, match=r"num_kv_heads \(3\) must divide num_heads \(4\)"):
+        MultiHeadAttention(8, 4, num_kv_heads=3)
+    with pytest.raises(ValueError, match=r"x must be \(B, T, 8\), got \(2, 5, 6\)"):
+        MultiHeadAttention(8, 2)(torch.randn(2, 5, 6))
+
+
+@pytest.mark.parametrize(
+    ("module", "kind"),
+    [
+        (lambda: AdditiveAttention(6, 4, 5), "additive"),
+        (lambda: LuongAttention(4, score="dot"), "dot"),
+        (lambda: LuongAttention(6, 4, score="general"), "general"),
+        (lambda: LuongAttention(6, 4, score="concat", hidden_dim=5), "concat"),
+    ],
+)
+def test_seq2seq_attention_matches_reference_scores(module, kind):
+    m = module().double()
+    d_q = 4 if kind == "dot" else 6
+    q, keys = torch.randn(3, d_q, dtype=torch.float64), torch.randn(3, 7, 4, dtype=torch.float64)
+    values = torch.randn(3, 7, 2, dtype=torch.float64)
+    ctx, w = m(q, keys, values)
+    s = m.score
+    params = {
+        "dot": {},
+        "general": {"W": _np(s.W.weight).T} if kind == "general" else {},
+        "additive": {
+            "W_q": _np(s.W_q.weight).T,
+            "W_k": _np(s.W_k.weight).T,
+            "v": _np(s.v.weight)[0],
+        }
+        if kind == "additive"
+        else {},
+        "concat": {"W": _np(s.W.weight).T, "v": _np(s.v.weight)[0]} if kind == "concat" else {},
+    }[kind]
+    want_w = ref.softmax(ref.score(_np(q), _np(keys), kind, **params))
+    np.testing.assert_allclose(_np(w), want_w, atol=1e-12)
+    np.testing.assert_allclose(_np(ctx), (want_w[:, None] @ _np(values))[:, 0], atol=1e-12)
+
+
+def test_valid_lengths_ignore_padding():
+    m = AdditiveAttention(4, 4).double()
+    q, keys = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 6, 4, dtype=torch.float64)
+    lengths = torch.tensor([6, 3])
+    ctx, w = m(q, keys, valid_lengths=lengths)
+    assert w.shape == (2, 3, 6) and torch.all(w[1, :, 3:] == 0)
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, dtype=torch.float64))
+    keys2 = keys.clone()
+    keys2[1, 3:] = 1e3  # garbage in the padding changes nothing
+    torch.testing.assert_close(m(q, keys2, valid_lengths=lengths)[0][1], ctx[1])
+
+
+def test_scored_attention_errors():
+    with pytest.raises(ValueError, match="unknown score kind 'cosine'"):
+        ScoredAttention("cosine", 4, 4)
+    with pytest.raises(ValueError, match="Luong score must be"):
+        LuongAttention(4, score="additive")
+    with pytest.raises(ValueError, match="dot score needs query_dim == key_dim"):
+        LuongAttention(4, 6, score="dot")
+    with pytest.raises(ValueError, match=r"keys \(B, S, d_k\)"):
+        AdditiveAttention(4, 4)(torch.randn(2, 4), torch.randn(3, 5, 4))
