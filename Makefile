@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
+PY_SRC  = src tests $(wildcard benchmarks)
 
-.PHONY: demo test lint format clean
+.PHONY: demo check test lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,17 +13,20 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## the main job: verify the install against PyTorch
+demo: $(STAMP)  ## the main job: lesson 1 of the attention course, every number computed live
+	$(BIN)/attnlab lesson 1
+
+check: $(STAMP)  ## verify every reference function against PyTorch
 	$(BIN)/attnlab check
 
 test: $(STAMP)  ## lint, format check, then the whole test suite
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check $(PY_SRC)
+	$(BIN)/ruff format --check $(PY_SRC)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks
-	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix $(PY_SRC)
+	$(BIN)/ruff format $(PY_SRC)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache .hypothesis

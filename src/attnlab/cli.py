@@ -44,6 +44,43 @@ def run_check(cfg: CheckConfig) -> int:
     return 1 if failed else 0
 
 
+@dataclass(frozen=True)
+class LessonConfig:
+    target: str = "1"  # a lesson number, or "list"
+    lang: str = "en"
+    seed: int = 0
+    section: int | None = None
+    plots: str | None = None
+    exercise: int | None = None
+    quiz: bool = False
+
+
+def run_lesson(cfg: LessonConfig) -> int:
+    from . import lessons
+
+    if cfg.target == "list":
+        print(lessons.list_lessons(cfg.lang))
+        return 0
+    try:
+        number = int(cfg.target)
+    except ValueError:
+        raise UsageError(f"expected a lesson number or 'list', got {cfg.target!r}") from None
+    chosen = [
+        n
+        for n, v in (("--section", cfg.section), ("--exercise", cfg.exercise), ("--quiz", cfg.quiz))
+        if v
+    ]
+    if len(chosen) > 1:
+        raise UsageError(f"choose one of {', '.join(chosen)}")
+    if cfg.quiz:
+        lessons.run_quiz(number, cfg.lang)
+    elif cfg.exercise is not None:
+        lessons.run_exercise(number, cfg.exercise, cfg.lang, cfg.seed, cfg.plots)
+    else:
+        lessons.run(number, cfg.lang, cfg.seed, cfg.section, cfg.plots)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attnlab",
@@ -74,6 +111,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(
         handler=lambda a: run_check(
             CheckConfig(seed=a.seed, dtypes=tuple(a.dtypes or ("float64", "float32")), json=a.json)
+        )
+    )
+
+    p = sub.add_parser(
+        "lesson",
+        help="run a lesson of the attention course (numbers computed live)",
+        description="Run a lesson end to end: every number is computed as it runs, by attnlab's "
+        "NumPy reference and PyTorch. 'attnlab lesson list' lists the lessons.",
+        epilog="examples: attnlab lesson 1 --lang ja | attnlab lesson 2 --section 4 | "
+        "attnlab lesson 1 --plots figs/ | attnlab lesson 1 --exercise 3 | attnlab lesson 3 --quiz",
+    )
+    p.add_argument("target", nargs="?", default="1", help="lesson number (default 1), or 'list'")
+    p.add_argument(
+        "--lang", choices=["en", "ja"], default="en", help="English (default) or Japanese"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for the random examples (default 0)")
+    p.add_argument("--section", type=int, metavar="K", help="run only section K")
+    p.add_argument("--plots", metavar="DIR", help="also write the lesson's figures as PNG into DIR")
+    p.add_argument("--exercise", type=int, metavar="K", help="run exercise K with its explanation")
+    p.add_argument("--quiz", action="store_true", help="ask the review questions one at a time")
+    p.set_defaults(
+        handler=lambda a: run_lesson(
+            LessonConfig(a.target, a.lang, a.seed, a.section, a.plots, a.exercise, a.quiz)
         )
     )
     return parser

@@ -1,0 +1,18 @@
+"""Plots of attention: heatmaps with token labels, head grids, charts (matplotlib, Agg).
+
+Imported only by commands that draw; ``import attnlab`` never loads matplotlib.
+"""
+
+from .fonts import MissingCJKFontWarning, find_cjk_font, needs_cjk, use_cjk_font
+from .heatmap import bars, head_grid, heatmap, save
+
+__all__ = [
+    "MissingCJKFontWarning",
+    "bars",
+    "find_cjk_font",
+    "head_grid",
+    "heatmap",
+    "needs_cjk",
+    "save",
+    "use_cjk_font",
+]

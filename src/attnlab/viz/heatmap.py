@@ -1,0 +1,146 @@
+"""Attention weights as pictures: annotated heatmaps, head grids and simple charts.
+
+All functions return a matplotlib ``Figure`` (Agg backend, nothing is shown) and take the
+labels to draw; ``save`` writes a PNG atomically (temp file in the same folder, then rename).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from .fonts import needs_cjk, use_cjk_font
+
+
+def _prepare_fonts(*labels: object) -> None:
+    if needs_cjk(*labels):
+        use_cjk_font()
+
+
+def heatmap(
+    weights: np.ndarray,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str = "",
+    annotate: bool | None = None,
+    ax: plt.Axes | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+    vmin: float | None = 0.0,
+    vmax: float | None = None,
+    cmap: str = "viridis",
+) -> Figure:
+    """A ``(T, S)`` weight matrix, rows = queries, columns = keys, values written in the cells
+    (when ``annotate``, default: for matrices up to 12 x 12)."""
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D (T, S) array, got shape {weights.shape}")
+    _prepare_fonts(row_labels, col_labels, title, xlabel, ylabel)
+    T, S = weights.shape
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(max(3.0, 0.55 * S + 1.8), max(2.6, 0.5 * T + 1.4)))
+    else:
+        fig = ax.figure
+    im = ax.imshow(weights, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(S), col_labels if col_labels is not None else range(S))
+    ax.set_yticks(range(T), row_labels if row_labels is not None else range(T))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if annotate if annotate is not None else (T <= 12 and S <= 12):
+        hi = np.nanmax(weights) if weights.size else 0.0
+        for t in range(T):
+            for s in range(S):
+                w = weights[t, s]
+                color = "black" if w > 0.6 * hi else "white"
+                ax.text(s, t, f"{w:.2f}", ha="center", va="center", fontsize=8, color=color)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    return fig
+
+
+def head_grid(
+    weights: np.ndarray,
+    labels: Sequence[str] | None = None,
+    key_labels: Sequence[str] | None = None,
+    title: str = "",
+    row_name: str = "layer",
+    col_name: str = "head",
+) -> Figure:
+    """A grid of heatmaps: ``weights`` ``(L, H, T, S)`` -> L rows x H columns of panels."""
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 4:
+        raise ValueError(f"head_grid needs (L, H, T, S) weights, got shape {weights.shape}")
+    L, H, T, S = weights.shape
+    key_labels = labels if key_labels is None else key_labels
+    _prepare_fonts(labels, key_labels, title)
+    fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 0.6, 2.3 * L + 0.6), squeeze=False)
+    for i in range(L):
+        for h in range(H):
+            ax = axes[i, h]
+            ax.imshow(weights[i, h], cmap="viridis", vmin=0.0, aspect="auto")
+            ax.set_title(f"{row_name} {i} · {col_name} {h}", fontsize=8)
+            small = T <= 24 and S <= 24
+            ax.set_xticks(range(S) if small else [], key_labels if small and key_labels else [])
+            ax.set_yticks(range(T) if small else [], labels if small and labels else [])
+            ax.tick_params(labelsize=6)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def bars(
+    values: Sequence[float] | np.ndarray,
+    labels: Sequence[str],
+    title: str = "",
+    ylabel: str = "",
+    series: dict[str, Sequence[float]] | None = None,
+) -> Figure:
+    """Grouped bar chart: one group per label, one bar per series (default: one series)."""
+    series = series if series is not None else {"": list(values)}
+    _prepare_fonts(labels, title, ylabel, list(series))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.8 * len(labels) + 2), 3.2))
+    width = 0.8 / len(series)
+    x = np.arange(len(labels))
+    for i, (name, vals) in enumerate(series.items()):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, vals, width, label=name or None)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if len(series) > 1:
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
+    """Write ``fig`` as PNG to ``path`` atomically, close it, and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file normal permissions
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=dpi)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
+    return path
