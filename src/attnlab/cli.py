@@ -81,6 +81,77 @@ def run_lesson(cfg: LessonConfig) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class GradeConfig:
+    path: str
+    exercise: str | None = None
+    format: str = "text"
+    timeout: float = 10.0
+    lang: str = "en"
+    seed: int = 0
+    jobs: int | None = None
+    memory_mb: int = 2048
+
+
+def run_grade(cfg: GradeConfig) -> int:
+    from pathlib import Path
+
+    from . import grade
+    from .grade import report
+
+    path = Path(cfg.path)
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or folder")
+    if cfg.exercise is not None and cfg.exercise not in grade.EXERCISES:
+        raise UsageError(
+            f"unknown exercise {cfg.exercise!r}; choose one of {', '.join(grade.EXERCISES)}"
+        )
+    kw = dict(lang=cfg.lang, timeout=cfg.timeout, seed=cfg.seed, memory_mb=cfg.memory_mb)
+    if path.is_dir():
+        reports = grade.grade_dir(path, cfg.exercise, cfg.jobs, **kw)
+        if cfg.format == "junit":
+            print(report.junit(reports))
+        elif cfg.format == "json":
+            print(json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False))
+        elif cfg.format == "csv":
+            print(report.class_csv(reports), end="")
+        else:
+            print("\n\n".join(report.text(r, cfg.lang) for r in reports))
+        print(report.class_summary(reports), file=sys.stderr)
+        return 0 if all(r.passed for r in reports) else 1
+    r = grade.grade_file(path, cfg.exercise, **kw)
+    if cfg.format == "json":
+        print(report.to_json(r))
+    elif cfg.format == "junit":
+        print(report.junit([r]))
+    elif cfg.format == "csv":
+        print(report.class_csv([r]), end="")
+    else:
+        print(report.text(r, cfg.lang))
+    return 0 if r.passed else 1
+
+
+def run_exercise_cmd(
+    action: str, name: str | None, path: str | None, force: bool, lang: str
+) -> int:
+    from .grade import EXERCISES, write_starter
+
+    if action == "list":
+        width = max(map(len, EXERCISES))
+        for ex in EXERCISES.values():
+            where = f"  (lesson {ex.lesson})" if ex.lesson else ""
+            print(f"{ex.name.ljust(width)}  {ex.summary(lang)}{where}")
+        return 0
+    if name is None:
+        raise UsageError("exercise start needs a NAME (see 'attnlab exercise list')")
+    try:
+        written = write_starter(name, path, force)
+    except FileExistsError as e:
+        raise UsageError(str(e)) from None
+    print(f"wrote {written}; fill in the TODO, then run: attnlab grade {written}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attnlab",
@@ -136,6 +207,55 @@ def build_parser() -> argparse.ArgumentParser:
             LessonConfig(a.target, a.lang, a.seed, a.section, a.plots, a.exercise, a.quiz)
         )
     )
+
+    p = sub.add_parser(
+        "grade",
+        help="grade a NumPy attention exercise against PyTorch and name the mistake",
+        description="Grade FILE (.py or .ipynb) or every file in DIR. The learner's code runs in a "
+        "separate process with a timeout and a memory limit; its results are compared here with "
+        "PyTorch on fixed and random cases, and known mistakes are named with a hint. "
+        "Exit 0 if every check passes, 1 if any fails, 2 on usage errors.",
+        epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
+        "attnlab grade submissions/ --exercise self_attention --format csv",
+    )
+    p.add_argument(
+        "path", metavar="FILE|DIR", help="a .py or .ipynb submission, or a folder of them"
+    )
+    p.add_argument("--exercise", help="exercise name (default: detected from the function defined)")
+    p.add_argument("--format", choices=["text", "json", "junit", "csv"], default="text")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds per submission (default 10)",
+    )
+    p.add_argument("--lang", choices=["en", "ja"], default="en", help="language of hints")
+    p.add_argument("--seed", type=int, default=0, help="seed for the random cases (default 0)")
+    p.add_argument("--jobs", type=int, help="parallel gradings for a folder (default: CPU count)")
+    p.add_argument(
+        "--memory-mb", type=int, default=2048, help="memory limit per submission (default 2048)"
+    )
+    p.set_defaults(
+        handler=lambda a: run_grade(
+            GradeConfig(
+                a.path, a.exercise, a.format, a.timeout, a.lang, a.seed, a.jobs, a.memory_mb
+            )
+        )
+    )
+
+    p = sub.add_parser(
+        "exercise",
+        help="list the exercises or write a starter file",
+        description="'attnlab exercise list' shows the exercises; 'attnlab exercise start NAME "
+        "[PATH]' writes a starter file with the contract and TODOs (never overwrites without --force).",
+    )
+    p.add_argument("action", choices=["list", "start"])
+    p.add_argument("name", nargs="?", help="exercise name, for start")
+    p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--lang", choices=["en", "ja"], default="en")
+    p.set_defaults(handler=lambda a: run_exercise_cmd(a.action, a.name, a.file, a.force, a.lang))
     return parser
 
 

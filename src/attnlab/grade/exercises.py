@@ -1,0 +1,465 @@
+"""The exercise catalogue: contracts, test cases, references and the mistakes each can show.
+
+References run in float64 through PyTorch where it has the operation (and through
+``attnlab.ref``, itself checked against PyTorch, where it has none). Cases mix fixed and fresh
+random inputs: masked and unmasked, d_model != d_k, T = 1, T != S where the contract allows it,
+large magnitudes (which break a softmax without max subtraction), float32 and float64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import ref
+from ..lessons.base import Text
+from . import variants as wrong
+
+NUMPY_ONLY = ("numpy",)
+Outputs = tuple[np.ndarray, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    arrays: dict[str, np.ndarray]
+    scalars: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    large: bool = False  # large-magnitude inputs: a softmax without max subtraction overflows
+
+    @property
+    def float32(self) -> bool:
+        return any(a.dtype == np.float32 for a in self.arrays.values())
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    signature: str
+    returns: tuple[str, ...]  # names of the returned arrays, in order
+    summary: Text
+    doc: str  # the contract, for the starter file
+    make_cases: Callable[[np.random.Generator], list[Case]]
+    reference: Callable[..., Outputs]  # float64 inputs -> float64 outputs
+    mistakes: Callable[..., dict[str, list[Outputs | None]]] = lambda *a, **k: {}
+    allowed_imports: tuple[str, ...] | None = NUMPY_ONLY
+    lesson: int | None = None
+    # the right answer computed plainly in the inputs' precision: float32 answers may err at most
+    # twice as much as this does (attnlab.parity); None = a fixed 64-ulp bound
+    naive: Callable[..., Outputs] | None = None
+
+
+# ---- references ------------------------------------------------------------------------------
+
+
+def _torch_attention(Q, K, V, mask: bool, scale: float | None = None) -> Outputs:
+    """(output, weights) from PyTorch in float64; weights from the scores torch uses."""
+    import torch
+    import torch.nn.functional as F
+
+    q, k, v = (torch.from_numpy(np.asarray(a, np.float64)) for a in (Q, K, V))
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(mask), scale=scale)
+    s = (q @ k.transpose(-2, -1)) * scale
+    if mask:
+        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), float("-inf"))
+    return out.numpy(), torch.softmax(s, -1).numpy()
+
+
+def _attention_mistakes(
+    Q, K, V, mask: bool, **extra: list[dict]
+) -> dict[str, list[Outputs | None]]:
+    found: dict[str, list[Outputs | None]] = {}
+    for mid, change in wrong.ATTENTION_MISTAKES.items():
+        if mid.startswith("mask") and not mask:
+            continue
+        found[mid] = [wrong.safe(wrong.attention, Q, K, V, mask, **change)]
+    for mid, changes in extra.items():
+        found.setdefault(mid, []).extend(
+            wrong.safe(wrong.attention, Q, K, V, mask, **c) for c in changes
+        )
+    return found
+
+
+# ---- softmax_rows ---------------------------------------------------------------------------
+
+
+def _softmax_cases(rng: np.random.Generator) -> list[Case]:
+    cases = [
+        Case("fixed 2x3", {"x": np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])}),
+        Case("random 4x7", {"x": rng.standard_normal((4, 7))}),
+        Case("random 5x5 float32", {"x": rng.standard_normal((5, 5)).astype(np.float32)}),
+        Case("one row 1x6", {"x": rng.standard_normal((1, 6))}),
+        Case("large scores 3x4 (x1000)", {"x": rng.standard_normal((3, 4)) * 1000}, large=True),
+    ]
+    return cases
+
+
+def _softmax_mistakes(x) -> dict[str, list[Outputs | None]]:
+    return {
+        "softmax_axis": [(wrong.softmax(x, axis=0),)],
+        "missing_keepdims": [wrong.safe(lambda: (wrong.softmax(x, keepdims=False),))],
+        "unstable_softmax": [(wrong.softmax(x, stable=False),)],
+    }
+
+
+# ---- causal_mask ------------------------------------------------------------------------------
+
+
+def _mask_cases(rng: np.random.Generator) -> list[Case]:
+    return [Case(f"T={T}", {}, scalars=(T,)) for T in (1, 3, 5, int(rng.integers(6, 12)))]
+
+
+# ---- scaled_dot_product_attention ------------------------------------------------------------
+
+
+def _qkv(rng, T, S, d, dv, dtype=np.float64, mag=1.0):
+    return {
+        "Q": (rng.standard_normal((T, d)) * mag).astype(dtype),
+        "K": (rng.standard_normal((S, d)) * mag).astype(dtype),
+        "V": rng.standard_normal((S, dv)).astype(dtype),
+    }
+
+
+def _sdpa_cases(rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for mask in (False, True):
+        tag = "masked" if mask else "unmasked"
+        cases += [
+            Case(f"random T=5 d=8 {tag}", _qkv(rng, 5, 5, 8, 4), kwargs={"mask": mask}),
+            Case(
+                f"random T=4 d=3 float32 {tag}",
+                _qkv(rng, 4, 4, 3, 3, np.float32),
+                kwargs={"mask": mask},
+            ),
+            Case(f"T=1 {tag}", _qkv(rng, 1, 1, 4, 2), kwargs={"mask": mask}),
+            Case(
+                f"large magnitude T=4 d=8 {tag}",
+                _qkv(rng, 4, 4, 8, 3, mag=30.0),
+                kwargs={"mask": mask},
+                large=True,
+            ),
+        ]
+    cases.append(Case("cross T=3 S=6 unmasked", _qkv(rng, 3, 6, 4, 5), kwargs={"mask": False}))
+    return cases
+
+
+def _sdpa_ref(Q, K, V, mask=False) -> Outputs:
+    return (_torch_attention(Q, K, V, mask)[0],)
+
+
+def _sdpa_mistakes(Q, K, V, mask=False):
+    return {
+        k: [None if o is None else (o[0],) for o in v]
+        for k, v in _attention_mistakes(Q, K, V, mask).items()
+    }
+
+
+# ---- self_attention (the course's mini project) ----------------------------------------------
+
+
+def _self_attn_inputs(rng, T, d_model, d_k, dtype=np.float64, mag=1.0):
+    return {
+        "X": (rng.standard_normal((T, d_model)) * mag).astype(dtype),
+        "W_Q": rng.standard_normal((d_model, d_k)).astype(dtype),
+        "W_K": rng.standard_normal((d_model, d_k)).astype(dtype),
+        "W_V": rng.standard_normal((d_model, d_k)).astype(dtype),
+    }
+
+
+def _self_attn_cases(rng: np.random.Generator) -> list[Case]:
+    course = {
+        "X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        "W_Q": np.array([[1.0, 0.0], [2.0, 2.0]]),
+        "W_K": np.eye(2),
+        "W_V": np.array([[0.5, 1.0], [1.5, -1.0]]),
+    }
+    cases = []
+    for mask in (False, True):
+        tag = "masked" if mask else "unmasked"
+        cases += [
+            Case(f"course example 3x2 {tag}", course, kwargs={"mask": mask}),
+            Case(
+                f"random T=5 d_model=6 d_k=3 {tag}",
+                _self_attn_inputs(rng, 5, 6, 3),
+                kwargs={"mask": mask},
+            ),
+            Case(
+                f"random T=4 d_model=4 d_k=4 float32 {tag}",
+                _self_attn_inputs(rng, 4, 4, 4, np.float32),
+                kwargs={"mask": mask},
+            ),
+            Case(f"T=1 {tag}", _self_attn_inputs(rng, 1, 3, 2), kwargs={"mask": mask}),
+            Case(
+                f"large magnitude T=4 {tag}",
+                _self_attn_inputs(rng, 4, 4, 4, mag=25.0),
+                kwargs={"mask": mask},
+                large=True,
+            ),
+        ]
+    return cases
+
+
+def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
+    return _torch_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
+
+
+def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
+    d_model = X.shape[1]
+    return _attention_mistakes(
+        X @ W_Q, X @ W_K, X @ W_V, mask, wrong_scale=[{"scale": math.sqrt(d_model)}]
+    )
+
+
+# ---- multi_head_attention --------------------------------------------------------------------
+
+
+def _mha_cases(rng: np.random.Generator) -> list[Case]:
+    def inputs(T, d_model, dtype=np.float64, mag=1.0):
+        a = {"X": (rng.standard_normal((T, d_model)) * mag).astype(dtype)}
+        for n in ("W_Q", "W_K", "W_V", "W_O"):
+            a[n] = (rng.standard_normal((d_model, d_model)) / math.sqrt(d_model)).astype(dtype)
+        return a
+
+    cases = []
+    for mask in (False, True):
+        tag = "masked" if mask else "unmasked"
+        cases += [
+            Case(f"T=5 d_model=8 h=2 {tag}", inputs(5, 8), scalars=(2,), kwargs={"mask": mask}),
+            Case(
+                f"T=4 d_model=12 h=3 float32 {tag}",
+                inputs(4, 12, np.float32),
+                scalars=(3,),
+                kwargs={"mask": mask},
+            ),
+            Case(f"T=1 d_model=4 h=4 {tag}", inputs(1, 4), scalars=(4,), kwargs={"mask": mask}),
+            Case(
+                f"large magnitude T=4 d_model=8 h=2 {tag}",
+                inputs(4, 8, mag=60.0),
+                scalars=(2,),
+                kwargs={"mask": mask},
+                large=True,
+            ),
+        ]
+    return cases
+
+
+def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
+    import torch
+
+    d_model = X.shape[1]
+    m = torch.nn.MultiheadAttention(
+        d_model, num_heads, bias=False, batch_first=True, dtype=torch.float64
+    )
+    with torch.no_grad():
+        m.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W_Q.T, W_K.T, W_V.T])))
+        m.out_proj.weight.copy_(torch.from_numpy(np.ascontiguousarray(W_O.T)))
+        x = torch.from_numpy(X)[None]
+        blocked = ~torch.ones(len(X), len(X), dtype=torch.bool).tril() if mask else None
+        out, _ = m(x, x, x, attn_mask=blocked, need_weights=False)
+    return (out[0].numpy(),)
+
+
+def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
+    d_model = X.shape[1]
+    d_k = d_model // num_heads
+    Q, K, Vv = (ref.split_heads(X @ W, num_heads) for W in (W_Q, W_K, W_V))  # (H, T, d_k)
+    per_head: dict[str, list] = {}
+    for h in range(num_heads):
+        for mid, outs in _attention_mistakes(
+            Q[h], K[h], Vv[h], mask, wrong_scale=[{"scale": math.sqrt(d_model)}]
+        ).items():
+            per_head.setdefault(mid, [[] for _ in outs])
+            for j, o in enumerate(outs):
+                per_head[mid][j].append(None if o is None else o[0])
+    found = {}
+    for mid, alts in per_head.items():
+        found[mid] = [
+            None if any(o is None for o in heads) else (np.concatenate(heads, axis=-1) @ W_O,)
+            for heads in alts
+        ]
+    assert d_k * num_heads == d_model
+    return found
+
+
+# ---- positional_encoding ---------------------------------------------------------------------
+
+
+def _pe_cases(rng: np.random.Generator) -> list[Case]:
+    return [
+        Case(f"T={T} d={d}", {}, scalars=(T, d))
+        for T, d in ((4, 6), (50, 16), (1, 2), (int(rng.integers(5, 30)), 8))
+    ]
+
+
+def _pe_mistakes(T, d):
+    pe = ref.sinusoidal_positional_encoding(T, d)
+    swapped = np.empty_like(pe)
+    swapped[:, 0::2], swapped[:, 1::2] = pe[:, 1::2], pe[:, 0::2]
+    return {"sin_cos_swapped": [(swapped,)]}
+
+
+# ---- additive_attention ----------------------------------------------------------------------
+
+
+def _additive_cases(rng: np.random.Generator) -> list[Case]:
+    def inputs(S, d_q, d_k, d_a, dtype=np.float64, mag=1.0):
+        return {
+            "query": rng.standard_normal(d_q).astype(dtype),
+            "keys": rng.standard_normal((S, d_k)).astype(dtype),
+            "W_q": rng.standard_normal((d_q, d_a)).astype(dtype),
+            "W_k": rng.standard_normal((d_k, d_a)).astype(dtype),
+            "v": (rng.standard_normal(d_a) * mag).astype(dtype),
+        }
+
+    return [
+        Case("S=5 d_q=3 d_k=4 d_a=6", inputs(5, 3, 4, 6)),
+        Case("S=1", inputs(1, 2, 2, 3)),
+        Case("S=7 float32", inputs(7, 4, 4, 5, np.float32)),
+        Case("large magnitude v (x800)", inputs(6, 3, 3, 4, mag=800.0), large=True),
+    ]
+
+
+def _additive_ref(query, keys, W_q, W_k, v) -> Outputs:
+    import torch
+
+    t = {
+        n: torch.from_numpy(np.asarray(a, np.float64))
+        for n, a in dict(q=query, k=keys, Wq=W_q, Wk=W_k, v=v).items()
+    }
+    w = torch.softmax(torch.tanh(t["q"] @ t["Wq"] + t["k"] @ t["Wk"]) @ t["v"], dim=-1)  # (S,)
+    return (w @ t["k"]).numpy(), w.numpy()
+
+
+def _additive_mistakes(query, keys, W_q, W_k, v):
+    with np.errstate(all="ignore"):
+        s = np.tanh(query @ W_q + keys @ W_k) @ v
+        w = wrong.softmax(s, stable=False)
+        no_tanh = wrong.softmax((query @ W_q + keys @ W_k) @ v)
+    return {"unstable_softmax": [(w @ keys, w)], "missing_tanh": [(no_tanh @ keys, no_tanh)]}
+
+
+def _naive_mha(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
+    Q, K, Vv = (ref.split_heads(X @ W, num_heads) for W in (W_Q, W_K, W_V))
+    heads = [wrong.attention(Q[h], K[h], Vv[h], mask)[0] for h in range(num_heads)]
+    return (np.concatenate(heads, axis=-1) @ W_O,)
+
+
+def _naive_additive(query, keys, W_q, W_k, v) -> Outputs:
+    w = wrong.softmax(np.tanh(query @ W_q + keys @ W_k) @ v)
+    return w @ keys, w
+
+
+EXERCISES: dict[str, Exercise] = {
+    e.name: e
+    for e in [
+        Exercise(
+            "softmax_rows",
+            "softmax_rows(x)",
+            ("weights",),
+            Text("row-wise softmax of a 2-D array", "2 次元配列の行ごとの softmax"),
+            "x: (T, S) scores. Return (T, S) weights: softmax along each row, every row summing to 1.\n"
+            "Subtract each row's maximum before exp so that large scores do not overflow.",
+            _softmax_cases,
+            lambda x: (ref.softmax(np.asarray(x, np.float64)),),
+            _softmax_mistakes,
+            naive=lambda x: (wrong.softmax(x),),
+        ),
+        Exercise(
+            "causal_mask",
+            "causal_mask(T)",
+            ("mask",),
+            Text("the lower-triangular causal mask", "下三角の因果マスク"),
+            "T: sequence length. Return a (T, T) bool array, True where query t may attend to key s\n"
+            "(s <= t): the lower triangle with the diagonal, like np.tril.",
+            _mask_cases,
+            lambda T: (np.tril(np.ones((T, T), dtype=bool)),),
+            lambda T: {"mask_orientation": [(np.triu(np.ones((T, T), dtype=bool)),)]},
+        ),
+        Exercise(
+            "scaled_dot_product_attention",
+            "scaled_dot_product_attention(Q, K, V, mask=False)",
+            ("output",),
+            Text(
+                "softmax(Q K^T / sqrt(d)) V, optionally causal",
+                "softmax(Q Kᵀ / √d) V（因果マスク付きも）",
+            ),
+            "Q: (T, d) queries, K: (S, d) keys, V: (S, d_v) values. mask=True applies the causal mask\n"
+            "(query t sees keys 0..t). Return the (T, d_v) output: softmax(Q K^T / sqrt(d)) V.",
+            _sdpa_cases,
+            _sdpa_ref,
+            _sdpa_mistakes,
+            lesson=1,
+            naive=lambda Q, K, V, mask=False: (wrong.attention(Q, K, V, mask)[0],),
+        ),
+        Exercise(
+            "self_attention",
+            "self_attention(X, W_Q, W_K, W_V, mask=False)",
+            ("output", "weights"),
+            Text(
+                "the course's mini project: masked self-attention in NumPy",
+                "講座のミニプロジェクト：NumPy でマスク付き自己アテンション",
+            ),
+            "X: (T, d_model) inputs; W_Q, W_K, W_V: (d_model, d_k). Q = X W_Q, K = X W_K, V = X W_V;\n"
+            "scores Q K^T / sqrt(d_k) (T x T); with mask=True set scores above the diagonal to -inf\n"
+            "(np.tril); softmax each row. Return (output (T, d_k), weights (T, T)).",
+            _self_attn_cases,
+            _self_attn_ref,
+            _self_attn_mistakes,
+            lesson=2,
+            naive=lambda X, W_Q, W_K, W_V, mask=False: wrong.attention(
+                X @ W_Q, X @ W_K, X @ W_V, mask
+            ),
+        ),
+        Exercise(
+            "multi_head_attention",
+            "multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=False)",
+            ("output",),
+            Text(
+                "split one projection into heads, attend, concatenate, mix",
+                "一つの射影をヘッドに分け、注意し、連結して混ぜる",
+            ),
+            "X: (T, d_model); W_Q, W_K, W_V, W_O: (d_model, d_model); num_heads divides d_model.\n"
+            "Project, split the last axis into num_heads heads of width d_k = d_model // num_heads,\n"
+            "run scaled dot-product attention per head (scale 1/sqrt(d_k), causal if mask), concatenate\n"
+            "the heads in order and multiply by W_O. Return the (T, d_model) output.",
+            _mha_cases,
+            _mha_ref,
+            _mha_mistakes,
+            lesson=3,
+            naive=_naive_mha,
+        ),
+        Exercise(
+            "positional_encoding",
+            "positional_encoding(T, d)",
+            ("pe",),
+            Text("the sinusoidal positional encoding", "正弦波の位置エンコーディング"),
+            "Return the (T, d) sinusoidal encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d)),\n"
+            "PE[pos, 2i+1] = cos(pos / 10000^(2i/d)). d is even.",
+            _pe_cases,
+            lambda T, d: (ref.sinusoidal_positional_encoding(T, d),),
+            _pe_mistakes,
+            lesson=3,
+        ),
+        Exercise(
+            "additive_attention",
+            "additive_attention(query, keys, W_q, W_k, v)",
+            ("context", "weights"),
+            Text(
+                "Bahdanau attention for one decoder state",
+                "一つのデコーダ状態に対する Bahdanau アテンション",
+            ),
+            "query: (d_q,) decoder state; keys: (S, d_k) encoder states (also the values);\n"
+            "W_q: (d_q, d_a), W_k: (d_k, d_a), v: (d_a,). Scores v . tanh(query W_q + keys W_k),\n"
+            "weights = softmax(scores) (S,), context = weights @ keys (d_k,). Return (context, weights).",
+            _additive_cases,
+            _additive_ref,
+            _additive_mistakes,
+            lesson=4,
+            naive=_naive_additive,
+        ),
+    ]
+}

@@ -1,0 +1,347 @@
+"""Grade one submission: static checks, a sandboxed run, and a verdict made in this process.
+
+Every failure becomes a report (syntax errors, forbidden imports, crashes, timeouts, wrong
+shapes, wrong values); the grader itself never raises on a submission.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..parity import compare
+from .exercises import EXERCISES, Case, Exercise
+from .hints import HINTS
+from .notebook import read_submission
+from .sandbox import CaseResult, run_submission
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class Report:
+    exercise: str
+    passed: bool
+    score: float
+    checks: list[Check]
+    mistakes: list[str]
+    file: str = ""
+    seed: int | None = None
+    hints: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return {
+            k: d[k]
+            for k in ("exercise", "passed", "score", "checks", "mistakes", "file", "seed", "hints")
+        }
+
+
+def _finish(exercise: str, checks: list[Check], mistakes: list[str], lang: str, **kw) -> Report:
+    seen: list[str] = []
+    for m in mistakes:
+        if m not in seen:
+            seen.append(m)
+    passed = sum(c.passed for c in checks)
+    return Report(
+        exercise,
+        passed == len(checks) and not seen,
+        round(passed / len(checks), 4) if checks else 0.0,
+        checks,
+        seen,
+        hints={m: HINTS[m](lang) for m in seen if m in HINTS},
+        **kw,
+    )
+
+
+NAN_ON_LARGE = "_nan_on_large_inputs"  # resolved per submission: unstable_softmax or nan_output
+
+
+def detect_exercise(source: str) -> str | None:
+    """The catalogue exercise whose function the source defines, if exactly one (a file that
+    does not parse is read with a plain pattern, so it can still get its syntax_error report)."""
+    try:
+        defined = {n.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef)}
+    except SyntaxError:
+        defined = set(re.findall(r"^\s*def\s+(\w+)", source, flags=re.MULTILINE))
+    found = [name for name in EXERCISES if name in defined]
+    return found[0] if len(found) == 1 else None
+
+
+def forbidden_imports(tree: ast.AST, allowed: tuple[str, ...]) -> list[str]:
+    ok = set(allowed) | set(sys.stdlib_module_names)
+    bad = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        bad += [n.split(".")[0] for n in names if n.split(".")[0] not in ok]
+    return sorted(set(bad))
+
+
+def _as_float64(case: Case) -> list[np.ndarray]:
+    return [np.asarray(a, dtype=np.float64) for a in case.arrays.values()]
+
+
+def _matches(got: list[np.ndarray], candidate: tuple, expected: tuple) -> bool:
+    """Whether the learner's outputs equal a wrong variant (which itself differs from the truth)."""
+    if candidate is None or len(candidate) < len(got):
+        return False
+    differs = False
+    for g, c, e in zip(got, candidate, expected, strict=False):
+        c = np.asarray(c, dtype=np.float64)
+        if g is None or g.shape != c.shape:
+            return False
+        tol = (
+            {"rtol": 1e-3, "atol": 1e-5} if g.dtype != np.float64 else {"rtol": 1e-7, "atol": 1e-9}
+        )
+        if not np.allclose(g.astype(np.float64), c, equal_nan=True, **tol):
+            return False
+        if e.shape != c.shape or not np.allclose(c, e, equal_nan=True):
+            differs = True
+    return differs
+
+
+def _last_line(tb: str) -> str:
+    lines = [ln for ln in tb.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "error"
+
+
+def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[str]]:
+    if cr.forbidden:
+        return Check(case.name, False, f"imports {cr.forbidden!r}, which this exercise forbids"), [
+            "forbidden_import"
+        ]
+    if cr.error:
+        return Check(case.name, False, f"raised {_last_line(cr.error)}\n{cr.error.rstrip()}"), [
+            "crash"
+        ]
+    args64 = _as_float64(case)
+    expected = ex.reference(*args64, *case.scalars, **case.kwargs)
+    want_tuple = len(ex.returns) > 1
+    if want_tuple and (cr.kind not in ("tuple", "list") or cr.n_parts != len(ex.returns)):
+        got = f"{cr.kind} of {cr.n_parts}" if cr.kind in ("tuple", "list") else str(cr.kind)
+        return Check(case.name, False, f"expected a tuple ({', '.join(ex.returns)}), got {got}"), [
+            "wrong_return"
+        ]
+    if not want_tuple and cr.kind in ("tuple", "list"):
+        return Check(case.name, False, f"expected one array ({ex.returns[0]}), got a {cr.kind}"), [
+            "wrong_return"
+        ]
+    got = cr.outputs[: len(ex.returns)]
+    for name, g, e, t in zip(ex.returns, got, expected, cr.types or [], strict=False):
+        if g is None:
+            return Check(case.name, False, f"{name}: expected a numeric array, got {t}"), [
+                "wrong_return"
+            ]
+        if g.shape != e.shape:
+            return Check(case.name, False, f"{name} has shape {g.shape}, expected {e.shape}"), [
+                "wrong_return"
+            ]
+    problems, mistakes = [], []
+    for name, g, e in zip(ex.returns, got, expected, strict=True):
+        if e.dtype == bool:
+            ok = g.dtype == bool or bool(np.isin(g, (0, 1)).all())
+            ok = ok and np.array_equal(g.astype(bool), e)
+            if not ok:
+                bad = np.argwhere(g.astype(bool) != e)
+                where = f"; first wrong entry at {bad[0].tolist()}" if len(bad) else ""
+                problems.append(f"{name} differs from the expected mask{where}")
+            continue
+        if g.dtype.kind not in "f":
+            g = g.astype(np.float64)
+        # float32 inputs carry float32 information even if the answer was promoted to float64
+        low = g.dtype if g.dtype != np.float64 else (np.float32 if case.float32 else None)
+        naive = None
+        if low is not None and ex.naive is not None:
+            low_args = [a.astype(low) for a in args64]
+            naive = ex.naive(*low_args, *case.scalars, **case.kwargs)[ex.returns.index(name)]
+        p = compare(g if low is None else g.astype(low), e, naive)
+        if p.ok:
+            continue
+        bad_nan = (~np.isfinite(g)) & np.isfinite(e)
+        if bad_nan.any():
+            where = np.argwhere(bad_nan)[0].tolist()
+            problems.append(f"{name} has NaN/Inf at {where} where the answer is finite")
+            mistakes.append(NAN_ON_LARGE if case.large else "nan_output")
+        else:
+            err = np.abs(g.astype(np.float64) - e)
+            i = tuple(int(j) for j in np.unravel_index(np.argmax(err), e.shape))
+            problems.append(
+                f"{name}: {p.message}; at {list(i)} got {g[i]:.6g}, expected {e[i]:.6g}"
+            )
+    if not problems:
+        return Check(case.name, True), []
+    for mid, candidates in ex.mistakes(*args64, *case.scalars, **case.kwargs).items():
+        if any(_matches(got, c, expected) for c in candidates):
+            mistakes.insert(0, mid)
+    return Check(case.name, False, "; ".join(problems)), mistakes
+
+
+def grade_source(
+    source: str,
+    exercise: str,
+    *,
+    lang: str = "en",
+    timeout: float = 10.0,
+    seed: int = 0,
+    memory_mb: int = 2048,
+    file: str = "",
+) -> Report:
+    """Grade Python ``source`` as a submission for ``exercise``."""
+    ex = EXERCISES[exercise]
+    meta = {"file": file, "seed": seed}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        msg = f"line {e.lineno}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")
+        return _finish(
+            exercise, [Check("valid Python", False, msg)], ["syntax_error"], lang, **meta
+        )
+    checks = [Check("valid Python", True)]
+    if ex.allowed_imports is not None:
+        bad = forbidden_imports(tree, ex.allowed_imports)
+        if bad:
+            allowed = ", ".join(ex.allowed_imports)
+            msg = f"imports {', '.join(bad)}; allowed here: {allowed} and the standard library"
+            return _finish(
+                exercise,
+                [*checks, Check("allowed imports", False, msg)],
+                ["forbidden_import"],
+                lang,
+                **meta,
+            )
+        checks.append(Check("allowed imports", True))
+    cases = ex.make_cases(np.random.default_rng(seed))
+    run = run_submission(
+        source,
+        ex.name,
+        [{"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs} for c in cases],
+        list(ex.allowed_imports) if ex.allowed_imports is not None else None,
+        timeout=timeout,
+        memory_mb=memory_mb,
+        filename=Path(file).name if file else "submission.py",
+    )
+    if run.timeout:
+        return _finish(
+            exercise,
+            [*checks, Check("finishes in time", False, f"still running after {timeout:g} s")],
+            ["timeout"],
+            lang,
+            **meta,
+        )
+    if run.crashed:
+        return _finish(
+            exercise,
+            [*checks, Check("runs", False, f"the process died: {run.crashed}")],
+            ["crash"],
+            lang,
+            **meta,
+        )
+    if run.forbidden:
+        return _finish(
+            exercise,
+            [*checks, Check("allowed imports", False, f"imports {run.forbidden!r} at run time")],
+            ["forbidden_import"],
+            lang,
+            **meta,
+        )
+    if run.missing:
+        return _finish(
+            exercise,
+            [
+                *checks,
+                Check(
+                    "defines the function",
+                    False,
+                    f"no function named {run.missing!r}; expected {ex.signature}",
+                ),
+            ],
+            ["wrong_return"],
+            lang,
+            **meta,
+        )
+    if run.load_error:
+        return _finish(
+            exercise,
+            [
+                *checks,
+                Check(
+                    "loads",
+                    False,
+                    f"raised while loading: {_last_line(run.load_error)}\n{run.load_error.rstrip()}",
+                ),
+            ],
+            ["crash"],
+            lang,
+            **meta,
+        )
+    if len(run.cases) != len(cases):  # the child's files are untrusted: a learner can write them
+        msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
+        return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
+    mistakes: list[str] = []
+    mutated = []
+    for case, cr in zip(cases, run.cases, strict=True):
+        check, found = _check_case(ex, case, cr)
+        checks.append(check)
+        mistakes += found
+        for (name, before), after in zip(case.arrays.items(), cr.inputs_after, strict=False):
+            if not np.array_equal(before, after, equal_nan=True) and name not in mutated:
+                mutated.append(name)
+    if any(c.arrays for c in cases):  # exercises with array inputs: were they left alone?
+        msg = "" if not mutated else f"changed its input(s) {', '.join(mutated)} in place"
+        checks.append(Check("inputs left unchanged", not mutated, msg))
+        if mutated:
+            mistakes.append("mutates_input")
+    # NaN only on large-magnitude inputs is an unstable softmax; NaN on ordinary inputs is not
+    nan_large = "unstable_softmax" if "nan_output" not in mistakes else "nan_output"
+    mistakes = [nan_large if m == NAN_ON_LARGE else m for m in mistakes]
+    counts = {m: mistakes.count(m) for m in mistakes}
+    ordered = sorted(counts, key=lambda m: -counts[m])
+    return _finish(exercise, checks, ordered, lang, **meta)
+
+
+def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
+    """Grade a .py or .ipynb file; ``exercise`` is detected from the function it defines if None."""
+    path = Path(path)
+    try:
+        source = read_submission(path)
+    except ValueError as e:
+        return _finish(
+            exercise or "unknown",
+            [Check("valid notebook", False, str(e))],
+            ["syntax_error"],
+            kw.get("lang", "en"),
+            file=str(path),
+        )
+    name = exercise or detect_exercise(source)
+    if name is None:
+        raise ValueError(
+            f"{path}: cannot tell which exercise this is (it must define exactly one of "
+            f"{', '.join(EXERCISES)}); pass --exercise NAME"
+        )
+    if name not in EXERCISES:
+        raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(EXERCISES)}")
+    try:
+        return grade_source(source, name, file=str(path), **kw)
+    except Exception:  # the grader never crashes on a submission
+        return _finish(
+            name,
+            [Check("grader", False, "internal grader error:\n" + traceback.format_exc())],
+            ["crash"],
+            kw.get("lang", "en"),
+            file=str(path),
+        )

@@ -1,0 +1,210 @@
+"""The grader against a corpus: file names say exercise__expected__description.
+
+expected = "pass" (must pass), "fail" (must fail, any mistake), or the mistake id it must name.
+"""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from attnlab.grade import EXERCISES, grade_dir, grade_file, grade_source, write_starter
+from attnlab.grade.notebook import notebook_source
+
+CORPUS = Path(__file__).parent / "submissions"
+FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".py", ".ipynb"))
+
+
+def _expect(p: Path) -> tuple[str, str]:
+    exercise, expected, _ = p.stem.split("__")
+    return exercise, expected
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_corpus(path):
+    exercise, expected = _expect(path)
+    r = grade_file(path, timeout=3 if "timeout" in path.stem else 10)
+    assert r.exercise == exercise
+    if expected == "pass":
+        assert r.passed, [c for c in r.checks if not c.passed]
+        assert r.score == 1.0 and r.mistakes == []
+    else:
+        assert not r.passed and r.score < 1.0
+        if expected != "fail":
+            assert r.mistakes[0] == expected, r.mistakes
+            assert r.hints[expected]
+
+
+def test_every_mistake_id_in_the_issue_is_covered_by_the_corpus():
+    named = {_expect(p)[1] for p in FILES}
+    required = {
+        "softmax_axis",
+        "missing_keepdims",
+        "missing_scale",
+        "wrong_scale",
+        "mask_orientation",
+        "mask_ignored",
+        "mask_after_softmax",
+        "unstable_softmax",
+        "transposed_weights",
+        "mutates_input",
+        "wrong_return",
+        "nan_output",
+        "timeout",
+        "crash",
+        "syntax_error",
+        "forbidden_import",
+    }
+    assert required <= named
+    assert {_expect(p)[0] for p in FILES if _expect(p)[1] == "pass"} == set(EXERCISES)
+
+
+def test_forged_output_cannot_pass_and_json_stdout_is_only_the_report():
+    path = CORPUS / "self_attention__fail__forged_report.py"
+    out = subprocess.run(
+        [sys.executable, "-m", "attnlab", "grade", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    report = json.loads(out.stdout)  # the child's printed JSON never reaches our stdout
+    assert report["passed"] is False and report["exercise"] == "self_attention"
+    assert set(report) >= {"exercise", "passed", "score", "checks", "mistakes"}
+
+
+def test_exit_codes_and_formats(tmp_path):
+    good = CORPUS / "self_attention__pass__vectorized.py"
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "attnlab", "grade", *map(str, args)],
+            capture_output=True,
+            text=True,
+        )
+
+    assert run(good).returncode == 0
+    out = run(good, "--format", "junit")
+    suite = ET.fromstring(out.stdout).find("testsuite")
+    assert suite.get("failures") == "0" and int(suite.get("tests")) > 5
+    bad = run(
+        CORPUS / "self_attention__missing_scale__no_sqrt.py", "--format", "junit", "--lang", "ja"
+    )
+    assert (
+        bad.returncode == 1 and ET.fromstring(bad.stdout).find("testsuite").get("failures") != "0"
+    )
+    assert run(tmp_path / "nope.py").returncode == 2
+    assert run(good, "--exercise", "nonsense").returncode == 2
+    unknown = tmp_path / "x.py"
+    unknown.write_text("def f(): pass\n")
+    r = run(unknown)
+    assert r.returncode == 2 and "--exercise" in r.stderr
+
+
+def test_class_mode_csv(tmp_path):
+    for p in FILES:
+        if p.stem.startswith("self_attention__") and "timeout" not in p.stem:
+            (tmp_path / p.name).write_bytes(p.read_bytes())
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnlab",
+            "grade",
+            str(tmp_path),
+            "--exercise",
+            "self_attention",
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert len(rows) == len(list(tmp_path.iterdir()))
+    by_file = {Path(r["file"]).stem: r for r in rows}
+    assert by_file["self_attention__pass__loops"]["passed"] == "1"
+    assert by_file["self_attention__missing_scale__no_sqrt"]["mistakes"].startswith("missing_scale")
+    assert "submissions passed" in out.stderr and "most common mistakes" in out.stderr
+
+
+def test_hanging_submission_is_stopped_quickly():
+    r = grade_source(
+        "import time\ndef causal_mask(T):\n    time.sleep(60)\n", "causal_mask", timeout=1
+    )
+    assert r.mistakes == ["timeout"] and not r.passed
+
+
+def test_memory_hog_is_a_report_not_a_grader_crash():
+    src = "import numpy as np\ndef causal_mask(T):\n    return np.ones(10**11)\n"
+    r = grade_source(src, "causal_mask", memory_mb=1024)
+    assert not r.passed and r.mistakes == ["crash"]
+    assert "MemoryError" in " ".join(c.message for c in r.checks)
+
+
+def test_garbage_never_crashes_the_grader(tmp_path):
+    for src in [
+        "",
+        "\x00\x01",
+        "def self_attention(:",
+        "raise SystemExit(0)\ndef self_attention(*a): pass",
+        "import os\nos._exit(0)\ndef self_attention(*a): pass",
+        "def self_attention(*a):\n    return object()",
+        "def self_attention(*a):\n    return ('a', 'b')",
+    ]:
+        r = grade_source(src, "self_attention")
+        assert not r.passed and r.mistakes, src
+
+
+def test_starter_file_and_exercise_list(tmp_path, capsys):
+    from attnlab.cli import main
+
+    path = write_starter("self_attention", tmp_path)
+    assert path.name == "self_attention.py" and "TODO" in path.read_text()
+    with pytest.raises(FileExistsError):
+        write_starter("self_attention", path)
+    r = grade_file(path)
+    assert not r.passed and r.mistakes == ["crash"]  # NotImplementedError until filled in
+    assert main(["exercise", "list"]) == 0
+    assert "self_attention" in capsys.readouterr().out
+    assert main(["exercise", "start", "self_attention", str(path)]) == 2
+    assert main(["exercise", "start", "nonsense", str(tmp_path / "n.py")]) == 2
+
+
+def test_notebook_extraction_skips_magics_and_shell():
+    nb = {
+        "cells": [
+            {"cell_type": "code", "source": ["%pip install numpy\n", "x = 1\n", "!ls"]},
+            {"cell_type": "markdown", "source": "not code"},
+            {"cell_type": "code", "source": "%%bash\necho hi"},
+            {"cell_type": "code", "source": "y = x + 1"},
+        ]
+    }
+    src = notebook_source(json.dumps(nb))
+    assert "x = 1" in src and "y = x + 1" in src and "pip" not in src and "echo" not in src
+    ns: dict = {}
+    exec(src, ns)
+    assert ns["y"] == 2
+
+
+def test_hints_in_japanese():
+    r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py", lang="ja")
+    assert "√d_k" in r.hints["missing_scale"]
+
+
+def test_same_seed_same_cases_and_grade_dir_runs_in_parallel(tmp_path):
+    (tmp_path / "a.py").write_bytes((CORPUS / "causal_mask__pass__tril.py").read_bytes())
+    (tmp_path / "b.py").write_bytes(
+        (CORPUS / "causal_mask__mask_orientation__triu.py").read_bytes()
+    )
+    reports = grade_dir(tmp_path, jobs=2)
+    assert [r.passed for r in reports] == [True, False]
+    a = grade_file(tmp_path / "a.py", seed=5)
+    assert [c.name for c in a.checks] == [
+        c.name for c in grade_file(tmp_path / "a.py", seed=5).checks
+    ]
