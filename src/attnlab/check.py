@@ -248,6 +248,18 @@ def _nn_weights(q, k, v, mask):
     )[0]
 
 
+def _ours_tiled_backward(q, k, v, g):
+    out, lse = ref.tiled_attention(q, k, v, is_causal=True, block_size=16, return_lse=True)
+    return ref.tiled_attention_backward(q, k, v, out, lse, g, is_causal=True, block_size=16)
+
+
+def _torch_grads(q, k, v, g):
+    with torch.enable_grad():
+        q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
+    return q.grad, k.grad, v.grad
+
+
 CASES: list[Case] = [
     Case(
         "softmax",
@@ -297,6 +309,31 @@ CASES: list[Case] = [
         _qkv(H=6, Hk=2),
         lambda q, k, v: ref.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True),
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True),
+    ),
+    Case(
+        "tiled_attention",
+        "causal T=37 S=53, block 16 (does not divide)",
+        _qkv(T=37, S=53),
+        lambda q, k, v: ref.tiled_attention(q, k, v, is_causal=True, block_size=16),
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+    ),
+    Case(
+        "tiled_attention",
+        "bool mask with a dead row, GQA 6/2 heads",
+        _with(_qkv(H=6, Hk=2), attn_mask=_mask_with_dead_row),
+        lambda q, k, v, attn_mask: ref.tiled_attention(
+            q, k, v, attn_mask=attn_mask, enable_gqa=True, block_size=4
+        ),
+        lambda q, k, v, attn_mask: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=attn_mask, enable_gqa=True
+        ),
+    ),
+    Case(
+        "tiled_attention_backward",
+        "dq, dk, dv vs autograd, causal T=40",
+        _with(_qkv(T=40, S=40), g=lambda r: r.standard_normal((2, 3, 40, 6))),
+        _ours_tiled_backward,
+        _torch_grads,
     ),
     Case(
         "self_attention",

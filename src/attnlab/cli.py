@@ -152,6 +152,30 @@ def run_exercise_cmd(
     return 0
 
 
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def run_bench(cfg) -> int:
+    from . import bench
+
+    rows, roof = bench.run(cfg, progress=not cfg.json and sys.stderr.isatty())
+    print(bench.to_json(rows, roof, cfg) if cfg.json else bench.table(rows, roof, cfg))
+    if cfg.plot:
+        bench.plot(rows, cfg, cfg.plot)
+        if not cfg.json:
+            print(f"plot written to {cfg.plot}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attnlab",
@@ -256,6 +280,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--lang", choices=["en", "ja"], default="en")
     p.set_defaults(handler=lambda a: run_exercise_cmd(a.action, a.name, a.file, a.force, a.lang))
+
+    p = sub.add_parser(
+        "bench",
+        help="time and memory of attention against sequence length (naive, tiled, torch)",
+        description="Lesson 1's exercise 3 as a tool: for each length T and method, the median "
+        "time, growth per doubling of T, GFLOP/s (4*H*T^2*d, halved when causal), its share of "
+        "this machine's measured matmul GFLOP/s, peak extra memory (each measurement in its own "
+        "process) and the time relative to torch. Methods: naive, tiled, torch, tiled-bwd, torch-bwd.",
+        epilog="examples: attnlab bench --causal | attnlab bench --lengths 4096 --methods tiled,torch "
+        "--causal --repeats 5 | attnlab bench --plot bench.png",
+    )
+    p.add_argument(
+        "--lengths",
+        type=_int_list,
+        default=(1000, 2000, 4000, 8000),
+        help="comma-separated T values (default 1000,2000,4000,8000)",
+    )
+    p.add_argument(
+        "--methods", default="naive,tiled,torch", help="comma-separated (default naive,tiled,torch)"
+    )
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--dim", type=int, default=64, help="head width d (default 64)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument(
+        "--causal",
+        action="store_true",
+        help="causal attention (skips half the work where possible)",
+    )
+    p.add_argument(
+        "--repeats", type=int, default=3, help="timed runs per measurement; the median is shown"
+    )
+    p.add_argument("--plot", metavar="FILE", help="write a log-log plot of time vs T (PNG)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    def bench_handler(a):
+        from .bench import BenchConfig
+
+        methods = tuple(m.strip() for m in a.methods.split(",") if m.strip())
+        return run_bench(
+            BenchConfig(
+                a.lengths, methods, a.heads, a.dim, a.dtype, a.causal, a.repeats, a.plot, a.json
+            )
+        )
+
+    p.set_defaults(handler=bench_handler)
     return parser
 
 

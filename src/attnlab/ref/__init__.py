@@ -10,11 +10,14 @@ from .positional import sinusoidal_positional_encoding
 from .scores import SCORES, score
 from .sdpa import scaled_dot_product_attention, self_attention
 from .softmax import softmax
+from .tiled import default_block_size, merge_attention, tiled_attention, tiled_attention_backward
 
 __all__ = [
     "SCORES",
     "causal_mask",
     "causal_mean",
+    "default_block_size",
+    "merge_attention",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
@@ -24,4 +27,6 @@ __all__ = [
     "sinusoidal_positional_encoding",
     "softmax",
     "split_heads",
+    "tiled_attention",
+    "tiled_attention_backward",
 ]

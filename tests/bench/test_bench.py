@@ -1,0 +1,74 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from attnlab import bench
+from attnlab.cli import main
+
+
+def test_bench_json_and_plot(tmp_path):
+    plot = tmp_path / "b.png"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnlab",
+            "bench",
+            "--lengths",
+            "64,128",
+            "--heads",
+            "2",
+            "--dim",
+            "16",
+            "--methods",
+            "naive,tiled,torch,tiled-bwd,torch-bwd",
+            "--causal",
+            "--repeats",
+            "1",
+            "--json",
+            "--plot",
+            str(plot),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    rows = {(r["method"], r["T"]): r for r in report["rows"]}
+    assert len(rows) == 10 and report["roof_gflops"] > 0
+    for (_, T), r in rows.items():
+        assert r["time_s"] > 0 and r["gflops"] > 0 and r["peak_mib"] >= 0
+        assert (r["growth"] is None) == (T == 64)
+    assert rows["torch", 128]["vs_torch"] == 1.0 and rows["torch-bwd", 64]["vs_torch"] == 1.0
+    assert rows["tiled", 128]["vs_torch"] == pytest.approx(
+        rows["tiled", 128]["time_s"] / rows["torch", 128]["time_s"]
+    )
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_flops_and_growth_arithmetic():
+    assert bench.attention_flops(1000, 8, 64, causal=False) == 4 * 8 * 1000**2 * 64
+    assert bench.attention_flops(1000, 8, 64, causal=True) == 2 * 8 * 1000**2 * 64
+    rows = [
+        bench.Row("tiled", 1000, 1.0, None, 1, 1, 1, None),
+        bench.Row("tiled", 4000, 16.0, None, 1, 1, 1, None),
+    ]
+    bench._fill_ratios(rows)
+    assert rows[1].growth == pytest.approx(4.0)  # 16x over two doublings
+
+
+def test_sizes_that_cannot_fit_are_skipped_not_run(monkeypatch):
+    monkeypatch.setattr(bench, "available_bytes", lambda: 64 * 2**20)
+    rows, _ = bench.run(
+        bench.BenchConfig(lengths=(8192,), methods=("naive",), heads=1, dim=8, repeats=1),
+        progress=False,
+    )
+    assert rows[0].time_s is None and rows[0].note.startswith("skipped")
+
+
+def test_bad_arguments():
+    assert main(["bench", "--methods", "nope", "--lengths", "8"]) == 2
+    with pytest.raises(SystemExit):
+        main(["bench", "--lengths", "a,b"])

@@ -1,0 +1,177 @@
+"""tiled_attention, merge_attention and tiled_attention_backward against torch and the reference."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnlab import ref
+from attnlab.parity import compare
+
+
+def _rand(seed, *shape, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _torch_fwd_bwd(q, k, v, g, **kw):
+    qt, kt, vt = (torch.from_numpy(a).requires_grad_() for a in (q, k, v))
+    kw = {n: torch.from_numpy(x) if isinstance(x, np.ndarray) else x for n, x in kw.items()}
+    out = F.scaled_dot_product_attention(qt, kt, vt, **kw)
+    out.backward(torch.from_numpy(g))
+    return out.detach().numpy(), qt.grad.numpy(), kt.grad.numpy(), vt.grad.numpy()
+
+
+@given(
+    T=st.integers(1, 40),
+    S=st.integers(1, 40),
+    block=st.integers(1, 17),
+    causal=st.booleans(),
+    masked=st.booleans(),
+    seed=st.integers(0, 999),
+)
+def test_forward_and_gradients_match_torch(T, S, block, causal, masked, seed):
+    q, k, v = _rand(seed, 2, 3, T, 8), _rand(seed + 1, 2, 3, S, 8), _rand(seed + 2, 2, 3, S, 5)
+    g = _rand(seed + 3, 2, 3, T, 5)
+    mask = np.random.default_rng(seed).random((2, 1, T, S)) < 0.7 if masked and not causal else None
+    kw = {"is_causal": causal} | ({"attn_mask": mask} if mask is not None else {})
+    out, lse = ref.tiled_attention(q, k, v, block_size=block, return_lse=True, **kw)
+    want, dq_t, dk_t, dv_t = _torch_fwd_bwd(q, k, v, g, **kw)
+    np.testing.assert_allclose(out, want, atol=1e-10)
+    dq, dk, dv = ref.tiled_attention_backward(q, k, v, out, lse, g, block_size=block, **kw)
+    for got, exp in ((dq, dq_t), (dk, dk_t), (dv, dv_t)):
+        np.testing.assert_allclose(got, exp, atol=1e-10)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_float32_within_twice_torch_float32_error(workers):
+    q, k, v = (_rand(i, 1, 4, 300, 32, dtype=np.float32) for i in range(3))
+    oracle = F.scaled_dot_product_attention(
+        *(torch.from_numpy(a).double() for a in (q, k, v)), is_causal=True
+    )
+    naive = F.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)), is_causal=True
+    )
+    out = ref.tiled_attention(q, k, v, is_causal=True, block_size=64, workers=workers)
+    assert out.dtype == np.float32
+    p = compare(out, oracle, naive)
+    assert p.ok, p.message
+
+
+def test_same_answer_for_any_block_size_and_worker_count():
+    q, k, v = _rand(0, 2, 50, 8), _rand(1, 2, 70, 8), _rand(2, 2, 70, 4)
+    base = ref.scaled_dot_product_attention(q, k, v, is_causal=True)
+    for block in (1, 7, 16, 64, 500):
+        for workers in (1, 2):
+            np.testing.assert_allclose(
+                ref.tiled_attention(q, k, v, is_causal=True, block_size=block, workers=workers),
+                base,
+                atol=1e-12,
+            )
+
+
+def test_gqa_forward_and_backward():
+    q, k, v = _rand(0, 1, 6, 20, 8), _rand(1, 1, 2, 20, 8), _rand(2, 1, 2, 20, 8)
+    g = _rand(3, 1, 6, 20, 8)
+    out, lse = ref.tiled_attention(
+        q, k, v, is_causal=True, enable_gqa=True, block_size=8, return_lse=True
+    )
+    want, dq_t, dk_t, dv_t = _torch_fwd_bwd(q, k, v, g, is_causal=True, enable_gqa=True)
+    np.testing.assert_allclose(out, want, atol=1e-12)
+    dq, dk, dv = ref.tiled_attention_backward(
+        q, k, v, out, lse, g, is_causal=True, enable_gqa=True, block_size=8
+    )
+    assert dk.shape == k.shape and dv.shape == v.shape
+    for got, exp in ((dq, dq_t), (dk, dk_t), (dv, dv_t)):
+        np.testing.assert_allclose(got, exp, atol=1e-12)
+
+
+def test_float_mask_and_fully_masked_rows():
+    q, k, v = _rand(0, 6, 4), _rand(1, 9, 4), _rand(2, 9, 3)
+    fmask = _rand(3, 6, 9)
+    np.testing.assert_allclose(
+        ref.tiled_attention(q, k, v, attn_mask=fmask, block_size=4),
+        ref.scaled_dot_product_attention(q, k, v, attn_mask=fmask),
+        atol=1e-12,
+    )
+    mask = np.ones((6, 9), bool)
+    mask[2] = False
+    out, lse = ref.tiled_attention(q, k, v, attn_mask=mask, block_size=4, return_lse=True)
+    assert np.array_equal(out[2], np.zeros(3)) and np.isneginf(lse[2]) and np.isfinite(out).all()
+    g = _rand(4, 6, 3)
+    dq, dk, dv = ref.tiled_attention_backward(q, k, v, out, lse, g, attn_mask=mask, block_size=4)
+    assert np.isfinite(dk).all() and np.isfinite(dv).all()
+    assert np.isfinite(dq).all() and np.array_equal(dq[2], np.zeros(4))
+    empty = ref.tiled_attention(q, k[:0], v[:0])
+    assert empty.shape == (6, 3) and not empty.any()
+
+
+def test_nan_propagates():
+    q, k, v = _rand(0, 6, 4), _rand(1, 9, 4), _rand(2, 9, 3)
+    q[1, 0] = np.nan
+    out = ref.tiled_attention(q, k, v, block_size=4)
+    assert np.isnan(out[1]).all() and np.isfinite(np.delete(out, 1, axis=0)).all()
+
+
+@given(split=st.integers(1, 29), seed=st.integers(0, 999))
+def test_lse_merge_of_two_key_ranges_equals_the_whole(split, seed):
+    q, k, v = _rand(seed, 2, 11, 8), _rand(seed + 1, 2, 30, 8), _rand(seed + 2, 2, 30, 4)
+    whole, whole_lse = ref.tiled_attention(q, k, v, return_lse=True, block_size=8)
+    parts = [
+        ref.tiled_attention(q, k[:, a:b], v[:, a:b], return_lse=True, block_size=8)
+        for a, b in ((0, split), (split, 30))
+    ]
+    out, lse = ref.merge_attention(parts)
+    np.testing.assert_allclose(out, whole, atol=1e-12)
+    np.testing.assert_allclose(lse, whole_lse, atol=1e-12)
+    scores = np.einsum("bte,bse->bts", q, k) / np.sqrt(8)
+    np.testing.assert_allclose(lse, np.log(np.exp(scores).sum(-1)), atol=1e-12)
+
+
+def test_memory_stays_far_below_the_score_table():
+    T, d, block = 4096, 32, 128
+    q, k, v = (_rand(i, 1, T, d) for i in range(3))
+    table = T * T * 8  # one float64 T x T table: 128 MiB
+    tracemalloc.start()
+    ref.tiled_attention(q, k, v, is_causal=True, block_size=block, workers=1)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < table / 8, f"peak {peak / 2**20:.1f} MiB vs table {table / 2**20:.0f} MiB"
+    # O(T d + block^2): a handful of (T, d) working arrays and a few tiles, nothing T x S
+    assert peak < 8 * T * d * 8 + 4 * block * block * 8, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_naive_reference_does_build_the_table():
+    T = 1024
+    q, k, v = (_rand(i, 1, T, 16) for i in range(3))
+    tracemalloc.start()
+    ref.scaled_dot_product_attention(q, k, v, is_causal=True)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak > T * T * 8  # so the bound above is a real difference, not a measuring artefact
+
+
+def test_default_block_size_rule():
+    assert ref.default_block_size(8, 4096, 4096, 4) == 256  # 8 * 256^2 * 4 B = 2 MiB <= 4 MiB
+    assert ref.default_block_size(1, 4096, 4096, 4) == 512
+    assert ref.default_block_size(1, 40, 40, 8) == 64  # never much past the sequence
+    assert ref.default_block_size(4096, 10, 10, 8) == 32
+
+
+def test_bad_input():
+    q = np.zeros((3, 4))
+    with pytest.raises(ValueError, match="block_size must be a positive int"):
+        ref.tiled_attention(q, q, q, block_size=0)
+    with pytest.raises(ValueError, match="same width E"):
+        ref.tiled_attention(q, np.zeros((3, 5)), q)
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        ref.tiled_attention(q, q, q, workers=0)
+    with pytest.raises(ValueError, match="same leading dims"):
+        ref.tiled_attention_backward(
+            np.zeros((2, 3, 4)), q, q, np.zeros((2, 3, 4)), np.zeros((2, 3)), np.zeros((2, 3, 4))
+        )
+    with pytest.raises(ValueError, match="at least one"):
+        ref.merge_attention([])
