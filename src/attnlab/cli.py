@@ -176,6 +176,136 @@ def run_bench(cfg) -> int:
     return 0
 
 
+def _parse_sets(items: list[str] | None) -> tuple[dict, dict]:
+    """--set key=value pairs -> (model overrides, train overrides); values parsed as JSON if
+    they can be (numbers, true/false/null), else kept as strings. Unknown keys are errors."""
+    from dataclasses import fields
+
+    from .models import GPTConfig
+    from .train import TrainConfig
+
+    model_keys = {f.name for f in fields(GPTConfig)} - {"vocab_size"}
+    train_keys = {f.name for f in fields(TrainConfig)}
+    model, train = {}, {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if key in model_keys:
+            model[key] = value
+        elif key in train_keys:
+            train[key] = value
+        else:
+            raise UsageError(
+                f"unknown setting {key!r}; model: {sorted(model_keys)}; train: {sorted(train_keys)}"
+            )
+    return model, train
+
+
+def run_train_gpt(a) -> int:
+    from .data import BUILTIN
+    from .train.lm import LMRunConfig, train_lm
+
+    model, train = _parse_sets(a.set)
+    for key, value in (
+        ("block_size", a.block_size),
+        ("n_layer", a.n_layer),
+        ("n_head", a.n_head),
+        ("n_embd", a.n_embd),
+        ("dropout", a.dropout),
+        ("pos", a.pos),
+    ):
+        if value is not None:
+            model[key] = value
+    for key, value in (
+        ("max_iters", a.max_iters),
+        ("batch_size", a.batch_size),
+        ("lr", a.lr),
+        ("eval_interval", a.eval_interval),
+        ("seed", a.seed),
+        ("device", a.device),
+        ("max_seconds", a.max_seconds),
+    ):
+        if value is not None:
+            train[key] = value
+    cfg = LMRunConfig(
+        out=a.out,
+        corpus=a.corpus or BUILTIN,
+        preset=a.preset,
+        model=model,
+        train=train,
+        resume=a.resume,
+        progress=sys.stderr.isatty(),
+    )
+    result = train_lm(cfg)
+    last = result.evals[-1] if result.evals else {}
+    if int(__import__("os").environ.get("RANK", "0")) == 0:
+        state = "interrupted; resume with --resume" if result.interrupted else "done"
+        print(
+            f"{state}: iter {result.iters}, val loss {last.get('val_loss', float('nan')):.4f} (ppl {last.get('val_ppl', float('nan')):.2f}), {result.tokens_per_s:,.0f} tokens/s; run in {a.out}"
+        )
+    return 130 if result.interrupted else 0
+
+
+def run_sample(a) -> int:
+    import torch
+
+    from .train.lm import load_run
+
+    model, tok, _ = load_run(a.run_dir, a.device)
+    prompt = a.prompt if a.prompt is not None else ("\n" if "\n" in tok.chars else tok.chars[0])
+    idx = torch.tensor([tok.encode(prompt)], dtype=torch.long, device=a.device)
+    gen = torch.Generator(device=a.device).manual_seed(a.seed)
+    sys.stdout.write(prompt)
+    for t in model.generate(
+        idx,
+        a.max_new_tokens,
+        a.temperature,
+        a.top_k,
+        a.top_p,
+        generator=gen,
+        use_cache=not a.no_cache,
+    ):
+        sys.stdout.write(tok.decode(t.tolist()))
+        sys.stdout.flush()
+    sys.stdout.write("\n")
+    return 0
+
+
+def run_viz_gpt(a) -> int:
+    import torch
+
+    from .train.lm import load_run
+    from .viz import head_grid, save
+
+    model, tok, cfg = load_run(a.run_dir)
+    ids = tok.encode(a.text)
+    if not 1 <= len(ids) <= cfg["model"]["block_size"]:
+        raise UsageError(
+            f"--text must have 1..{cfg['model']['block_size']} characters (block_size), got {len(ids)}"
+        )
+    with torch.no_grad():
+        _, _, weights = model(torch.tensor([ids]), need_weights=True)
+    w = torch.stack([x[0] for x in weights]).numpy()  # (L, H, T, T)
+    L, H = w.shape[:2]
+    for name, value, limit in (("layer", a.layer, L), ("head", a.head, H)):
+        if value is not None and not 0 <= value < limit:
+            raise UsageError(f"--{name} must be in 0..{limit - 1}, got {value}")
+    layers = [a.layer] if a.layer is not None else list(range(L))
+    heads = [a.head] if a.head is not None else list(range(H))
+    w = w[layers][:, heads]
+    labels = [repr(c)[1:-1] if c.isspace() else c for c in a.text]
+    fig = head_grid(w, labels, title=f"attention of {a.run_dir} on {a.text[:40]!r}")
+    out = a.out or str(__import__("pathlib").Path(a.run_dir) / "attention.png")
+    save(fig, out)
+    print(f"wrote {out} ({len(layers)} layer(s) x {len(heads)} head(s), {len(ids)} tokens)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attnlab",
@@ -325,6 +455,82 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     p.set_defaults(handler=bench_handler)
+
+    p = sub.add_parser(
+        "train",
+        help="train a model (gpt) into a run directory",
+        description="Train a model. 'attnlab train gpt --help' for the GPT.",
+    )
+    tsub = p.add_subparsers(dest="model_kind", metavar="MODEL", required=True)
+    g = tsub.add_parser(
+        "gpt",
+        help="a character-level GPT",
+        description="Train a character-level GPT on a UTF-8 text file (default: the Python reference "
+        "text that ships with CPython). Writes config.json, tokenizer.json, checkpoint.pt (atomic), "
+        "log.jsonl and loss.png into --out. Ctrl-C saves a checkpoint; --resume continues it. "
+        "Data-parallel: torchrun --nproc_per_node=2 -m attnlab train gpt ...",
+        epilog="presets: tiny (about a minute on 2 cores), nanogpt-cpu (nanoGPT's CPU recipe), gpu. "
+        "Any field: --set n_kv_head=2 --set warmup_iters=200 ...",
+    )
+    g.add_argument("--corpus", metavar="FILE", help="UTF-8 text file (default: built-in)")
+    g.add_argument(
+        "--out", default="runs/gpt", metavar="DIR", help="run directory (default runs/gpt)"
+    )
+    g.add_argument("--preset", default="tiny", choices=["tiny", "nanogpt-cpu", "gpu"])
+    g.add_argument(
+        "--resume", action="store_true", help="continue the run in --out from its checkpoint"
+    )
+    g.add_argument("--max-iters", type=int)
+    g.add_argument("--batch-size", type=int)
+    g.add_argument("--lr", type=float)
+    g.add_argument("--eval-interval", type=int)
+    g.add_argument("--max-seconds", type=float, help="stop after this much training time")
+    g.add_argument("--block-size", type=int)
+    g.add_argument("--n-layer", type=int)
+    g.add_argument("--n-head", type=int)
+    g.add_argument("--n-embd", type=int)
+    g.add_argument("--dropout", type=float)
+    g.add_argument("--pos", choices=["learned", "sinusoidal", "rope"])
+    g.add_argument("--seed", type=int)
+    g.add_argument("--device", choices=["cpu", "cuda", "auto"])
+    g.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="any GPTConfig or TrainConfig field"
+    )
+    g.set_defaults(handler=run_train_gpt)
+
+    p = sub.add_parser(
+        "sample",
+        help="generate text from a trained GPT",
+        description="Stream text from the GPT in RUN_DIR, decoding with a key/value cache.",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--prompt", help="text to continue (default: a newline)")
+    p.add_argument("--max-new-tokens", type=int, default=500)
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default 0.8)")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="re-run the whole context every token (slow; for comparison)",
+    )
+    p.set_defaults(handler=run_sample)
+
+    p = sub.add_parser(
+        "viz",
+        help="draw attention weights of a trained model",
+        description="'attnlab viz gpt RUN_DIR --text TEXT' draws every layer's and head's weights.",
+    )
+    vsub = p.add_subparsers(dest="viz_kind", metavar="MODEL", required=True)
+    v = vsub.add_parser("gpt", help="a GPT run's attention on some text")
+    v.add_argument("run_dir", metavar="RUN_DIR")
+    v.add_argument("--text", required=True)
+    v.add_argument("--layer", type=int)
+    v.add_argument("--head", type=int)
+    v.add_argument("--out", metavar="FILE.png", help="default RUN_DIR/attention.png")
+    v.set_defaults(handler=run_viz_gpt)
     return parser
 
 
@@ -336,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except (UsageError, ValueError, TypeError, FileNotFoundError) as e:
+    except (UsageError, ValueError, TypeError, FileNotFoundError, OSError) as e:
         if args.debug:
             raise
         print(f"attnlab {args.command}: error: {e}", file=sys.stderr)

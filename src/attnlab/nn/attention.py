@@ -15,7 +15,28 @@ import torch
 from torch import Tensor, nn
 
 from . import functional as AF
+from .positional import RotaryEmbedding
 from .scores import make_score
+
+
+class KVCache:
+    """Keys and values of the positions seen so far, for decoding one token at a time.
+
+    ``k``, ``v``: ``(B, Hkv, S_cached, D)`` or None when empty. ``MultiHeadAttention`` appends to
+    it when given one; ``trim(n)`` keeps only the last n positions' entries.
+    """
+
+    def __init__(self) -> None:
+        self.k: Tensor | None = None
+        self.v: Tensor | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, Hkv, S + T, D)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        return self.k, self.v
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -37,6 +58,8 @@ class MultiHeadAttention(nn.Module):
         num_kv_heads: int | None = None,
         bias: bool = True,
         dropout: float = 0.0,
+        rope: bool = False,
+        rope_base: float = 10000.0,
     ):
         super().__init__()
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
@@ -53,6 +76,7 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
         self.v_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.rotary = RotaryEmbedding(self.d_k, rope_base) if rope else None
 
     def forward(
         self,
@@ -61,8 +85,13 @@ class MultiHeadAttention(nn.Module):
         attn_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
+        cache: KVCache | None = None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Attend from ``x`` ``(B, T, d_model)`` to ``context`` ``(B, S, d_model)`` (default x).
+
+        With ``cache`` (self-attention only), x holds the positions after those cached: their
+        keys and values are appended, queries attend to everything cached too, and under
+        ``is_causal`` the mask is aligned so that new position t sees cached + t + 1 keys.
 
         attn_mask: bool (True = may attend) or float, shaped ``(T, S)``, ``(B, T, S)`` or
         ``(B, H, T, S)`` (unbatched: ``(T, S)`` or ``(H, T, S)``); combined with ``is_causal``
@@ -87,6 +116,27 @@ class MultiHeadAttention(nn.Module):
         q = _split_heads(self.q_proj(x), self.num_heads)  # (B, H, T, D)
         k = _split_heads(self.k_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
         v = _split_heads(self.v_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
+        past = 0
+        if cache is not None:
+            if context is not None:
+                raise ValueError("a KV cache is for self-attention; got a context as well")
+            past = len(cache)
+        if self.rotary is not None:
+            q, k = self.rotary(q, offset=past), self.rotary(k, offset=past)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, Hkv, past + T, D)
+            if is_causal and past > 0:
+                T_new = q.shape[-2]
+                shifted = torch.ones(T_new, past + T_new, dtype=torch.bool, device=x.device).tril(
+                    past
+                )
+                if attn_mask is None:
+                    attn_mask = shifted
+                elif attn_mask.dtype == torch.bool:
+                    attn_mask = attn_mask & shifted
+                else:
+                    attn_mask = attn_mask.masked_fill(~shifted, float("-inf"))
+                is_causal = False
         result = AF.scaled_dot_product_attention(
             q,
             k,

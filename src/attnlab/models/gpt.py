@@ -1,0 +1,239 @@
+"""A small GPT: a character-level causal transformer that trains on a CPU in minutes.
+
+After nanoGPT's ``model.py`` (Karpathy) and GPT-2 (Radford et al., 2019): token embedding,
+positions (learned, sinusoidal or rotary), n pre-LayerNorm blocks of causal multi-head attention
+and an MLP with residual connections, a final LayerNorm, and an output head tied to the token
+embedding. Attention is ``attnlab.nn.MultiHeadAttention`` (torch's fused kernel unless the
+weights are asked for). ``generate`` decodes with a key/value cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..nn import (
+    KVCache,
+    LearnedPositionalEmbedding,
+    MultiHeadAttention,
+    SinusoidalPositionalEncoding,
+)
+
+POSITIONS = ("learned", "sinusoidal", "rope")
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 65
+    block_size: int = 64
+    n_layer: int = 4
+    n_head: int = 4
+    n_kv_head: int | None = None  # < n_head: grouped-query attention
+    n_embd: int = 128
+    dropout: float = 0.0
+    bias: bool = True
+    pos: str = "learned"  # "learned" | "sinusoidal" | "rope"
+
+    def __post_init__(self) -> None:
+        if self.pos not in POSITIONS:
+            raise ValueError(f"pos must be one of {POSITIONS}, got {self.pos!r}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_head ({self.n_head}) must divide n_embd ({self.n_embd})")
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GPTConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown GPTConfig field(s) {unknown}; known: {sorted(known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
+        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.drop(self.proj(F.gelu(self.fc(x))))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.attn = MultiHeadAttention(
+            cfg.n_embd,
+            cfg.n_head,
+            cfg.n_kv_head,
+            bias=cfg.bias,
+            dropout=cfg.dropout,
+            rope=cfg.pos == "rope",
+        )
+        self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.mlp = MLP(cfg)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, need_weights: bool = False, cache: KVCache | None = None):
+        a = self.attn(self.ln_1(x), is_causal=True, need_weights=need_weights, cache=cache)
+        a, w = a if need_weights else (a, None)
+        x = x + self.drop(a)
+        x = x + self.mlp(self.ln_2(x))
+        return x, w
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.config = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        if cfg.pos == "learned":
+            self.wpe: nn.Module | None = LearnedPositionalEmbedding(cfg.block_size, cfg.n_embd)
+        elif cfg.pos == "sinusoidal":
+            self.wpe = SinusoidalPositionalEncoding(cfg.n_embd, max_len=cfg.block_size)
+        else:
+            self.wpe = None  # rotary: positions enter inside attention
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight  # weight tying (Press & Wolf, 2017)
+        self.apply(self._init)
+        for name, p in self.named_parameters():  # GPT-2: scale residual projections by depth
+            if name.endswith(("out_proj.weight", "mlp.proj.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
+
+    @staticmethod
+    def _init(m: nn.Module) -> None:
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(
+        self,
+        idx: Tensor,
+        targets: Tensor | None = None,
+        need_weights: bool = False,
+        caches: list[KVCache] | None = None,
+    ) -> tuple[Tensor, Tensor | None] | tuple[Tensor, Tensor | None, list[Tensor]]:
+        """idx (B, T) token ids -> logits (B, T, vocab), loss (or None), [weights per layer].
+
+        With ``need_weights`` also returns each layer's attention weights (B, H, T, T). With
+        ``caches`` (one KVCache per layer) idx continues the cached positions.
+        """
+        B, T = idx.shape
+        past = len(caches[0]) if caches else 0
+        if past + T > self.config.block_size and self.config.pos == "learned":
+            raise ValueError(
+                f"sequence of {past + T} positions exceeds block_size {self.config.block_size} "
+                "(learned positions end there)"
+            )
+        x = self.wte(idx)  # (B, T, C)
+        if self.wpe is not None:
+            x = self.wpe(x, offset=past)
+        x = self.drop(x)
+        weights = []
+        for i, block in enumerate(self.blocks):
+            x, w = block(x, need_weights=need_weights, cache=None if caches is None else caches[i])
+            weights.append(w)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+        return (logits, loss, weights) if need_weights else (logits, loss)
+
+    def optim_groups(self, weight_decay: float) -> list[dict]:
+        """AdamW groups: decay 2-D weights (matmuls, embeddings), not biases or norms."""
+        params = {n: p for n, p in self.named_parameters() if p.requires_grad}
+        decay = [p for p in params.values() if p.dim() >= 2]
+        no_decay = [p for p in params.values() if p.dim() < 2]
+        return [
+            {"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ]
+
+    @torch.no_grad()
+    def generate(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        generator: torch.Generator | None = None,
+        use_cache: bool = True,
+    ) -> Iterator[Tensor]:
+        """Yield new tokens (B,) one at a time after the prompt idx (B, T).
+
+        With the cache, each step feeds only the newest token; when the context reaches
+        block_size the window slides: the cache is rebuilt from the last block_size // 2 tokens.
+        ``temperature`` 0 is greedy. Without the cache, every step re-runs the last block_size
+        tokens (what nanoGPT's generate does).
+        """
+        if idx.shape[1] == 0:
+            raise ValueError("generate needs a prompt of at least one token")
+        bs = self.config.block_size
+        caches: list[KVCache] | None = None
+        context = idx
+        for _ in range(max_new_tokens):
+            if not use_cache:
+                logits, _ = self(context[:, -bs:])
+            elif caches is None or len(caches[0]) >= bs:
+                keep = context[:, -bs:] if caches is None else context[:, -(bs // 2) :]
+                caches = [KVCache() for _ in self.blocks]
+                logits, _ = self(keep, caches=caches)
+            else:
+                logits, _ = self(context[:, -1:], caches=caches)
+            nxt = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
+            context = torch.cat([context, nxt[:, None]], dim=1)
+            yield nxt
+
+
+def sample_next(
+    logits: Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """One token per row of logits (B, vocab): greedy at temperature 0, else sampled after
+    top-k and nucleus (top-p) filtering."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    logits = logits / temperature
+    if top_k is not None:
+        kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None:
+        if not 0 < top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        sorted_logits, order = torch.sort(logits, descending=True)
+        cum = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
+        drop = (
+            cum - torch.softmax(sorted_logits, dim=-1) > top_p
+        )  # keep the smallest set reaching p
+        sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
+        logits = torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
+    probs = torch.softmax(logits, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]

@@ -1,0 +1,53 @@
+"""Checkpoints: tensors and plain data only, written atomically, loaded weights-only.
+
+``torch.load(..., weights_only=True)`` refuses anything but tensors and plain containers, so a
+checkpoint file cannot run code when loaded. Writes go to a temp file in the same folder and are
+renamed into place, so a crash mid-write leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, truncated, or not an attnlab checkpoint."""
+
+
+def save_checkpoint(state: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(
+            f"{path}: no checkpoint there (train first, or check the run directory)"
+        )
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # truncated zip, foreign pickle, code objects refused by weights_only
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(
+            f"{path}: not a readable attnlab checkpoint ({first[:200]})"
+        ) from None
+    if not isinstance(state, dict) or "model" not in state or "attnlab" not in state:
+        raise CheckpointError(
+            f"{path}: not an attnlab checkpoint (missing 'model' or 'attnlab' entries)"
+        )
+    return state

@@ -1,0 +1,30 @@
+"""The loss curve of a run, drawn from its log.jsonl."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def read_log(path: str | Path) -> list[dict]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def plot_log(log_path: str | Path, out: str | Path) -> Path:
+    from ..viz.heatmap import plt, save
+
+    records = read_log(log_path)
+    train = [(r["iter"], r["loss"]) for r in records if "loss" in r]
+    val = [(r["iter"], r["val_loss"]) for r in records if "val_loss" in r]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    if train:
+        ax.plot(*zip(*train, strict=True), label="train loss", lw=1)
+    if val:
+        ax.plot(*zip(*val, strict=True), "o-", label="val loss", ms=3)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cross-entropy (nats)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return save(fig, out)
