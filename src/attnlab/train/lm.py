@@ -35,7 +35,14 @@ PRESETS: dict[str, dict[str, dict]] = {
     },
     # nanoGPT's published CPU recipe for shakespeare_char (val loss about 1.88 after 2000 iters)
     "nanogpt-cpu": {
-        "model": {"block_size": 64, "n_layer": 4, "n_head": 4, "n_embd": 128, "dropout": 0.0},
+        "model": {
+            "block_size": 64,
+            "n_layer": 4,
+            "n_head": 4,
+            "n_embd": 128,
+            "dropout": 0.0,
+            "bias": False,
+        },
         "train": {
             "max_iters": 2000,
             "lr_decay_iters": 2000,

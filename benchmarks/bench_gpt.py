@@ -1,0 +1,149 @@
+"""The GPT goals (issue: a small GPT you can train on a CPU), measured on this machine.
+
+1. Val loss of the nanogpt-cpu preset on Tiny Shakespeare after 2000 iterations
+   (nanoGPT's published figure for that recipe: 1.88; goal <= 1.80).
+2. Training tokens/s of attnlab's GPT vs nanoGPT's model.py with the same config, the same
+   batches, the same torch and the same loop, interleaved in one process (goal: >= nanoGPT).
+3. KV-cache sampling vs re-running the whole context per token (nanoGPT's generate), 500 new
+   tokens at block size 256 (goal: >= 5x faster).
+
+nanoGPT is not part of attnlab: pass --nanogpt DIR holding its model.py (for example a clone of
+karpathy/nanoGPT) for part 2; without it part 2 is skipped. Tiny Shakespeare is read from
+../shared/data (never copied into the repo). Run: python benchmarks/bench_gpt.py --nanogpt DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from attnlab.data import CharTokenizer, TokenData, load_corpus
+from attnlab.models import GPT, GPTConfig
+from attnlab.train.lm import PRESETS, LMRunConfig, train_lm
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAKESPEARE = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
+
+
+def val_loss_goal(corpus: Path) -> None:
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        res = train_lm(
+            LMRunConfig(
+                out=out,
+                corpus=str(corpus),
+                preset="nanogpt-cpu",
+                train={"eval_iters": 200},
+                progress=False,
+            )
+        )
+        secs = time.perf_counter() - start
+    ev = res.evals[-1]
+    print(
+        f"1. nanogpt-cpu preset, {res.iters} iters on {corpus.name}: val loss {ev['val_loss']:.4f} "
+        f"(train {ev['train_loss']:.4f}), {secs:.0f} s wall, {res.tokens_per_s:,.0f} tokens/s  [goal <= 1.80; nanoGPT 1.88]"
+    )
+
+
+def throughput_goal(corpus: Path, nanogpt_dir: Path | None, iters: int, rounds: int) -> None:
+    if nanogpt_dir is None:
+        print("2. skipped: pass --nanogpt DIR (a folder with nanoGPT's model.py)")
+        return
+    spec = importlib.util.spec_from_file_location("nanogpt_model", nanogpt_dir / "model.py")
+    ng = importlib.util.module_from_spec(spec)
+    sys.modules["nanogpt_model"] = ng
+    spec.loader.exec_module(ng)
+    text = load_corpus(corpus)
+    tok = CharTokenizer.from_text(text)
+    data = TokenData.from_text(text, tok)
+    m = PRESETS["nanogpt-cpu"]["model"]
+    t = PRESETS["nanogpt-cpu"]["train"]
+    torch.manual_seed(0)
+    ours = GPT(GPTConfig(vocab_size=tok.vocab_size, **m))
+    theirs = ng.GPT(
+        ng.GPTConfig(
+            block_size=m["block_size"],
+            vocab_size=tok.vocab_size,
+            n_layer=m["n_layer"],
+            n_head=m["n_head"],
+            n_embd=m["n_embd"],
+            dropout=0.0,
+            bias=m["bias"],
+        )
+    )
+    opts = {
+        "attnlab": torch.optim.AdamW(
+            ours.optim_groups(t["weight_decay"]), lr=t["lr"], betas=(0.9, t["beta2"])
+        ),
+        "nanoGPT": theirs.configure_optimizers(
+            t["weight_decay"], t["lr"], (0.9, t["beta2"]), "cpu"
+        ),
+    }
+    models = {"attnlab": ours, "nanoGPT": theirs}
+    gen = torch.Generator().manual_seed(0)
+    batches = [data.batch("train", t["batch_size"], m["block_size"], gen) for _ in range(iters)]
+    speeds: dict[str, list[float]] = {k: [] for k in models}
+    for _ in range(rounds):  # interleave: each round runs both on the same batches
+        for name, model in models.items():
+            model.train()
+            start = time.perf_counter()
+            for x, y in batches:
+                _, loss = model(x, y)
+                opts[name].zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opts[name].step()
+            speeds[name].append(iters * x.numel() / (time.perf_counter() - start))
+    a, b = statistics.median(speeds["attnlab"]), statistics.median(speeds["nanoGPT"])
+    print(
+        f"2. training tokens/s, same config/batches/loop, median of {rounds} interleaved rounds of {iters} iters: "
+        f"attnlab {a:,.0f}, nanoGPT {b:,.0f}, ratio {a / b:.2f}  [goal >= 1.00]"
+    )
+
+
+def kv_cache_goal(new_tokens: int = 500, block: int = 256) -> None:
+    m = {**PRESETS["nanogpt-cpu"]["model"], "block_size": block}
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=65, **m)).eval()
+    prompt = torch.zeros(1, 1, dtype=torch.long)
+    times = {}
+    for use_cache in (True, False):
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in model.generate(prompt, new_tokens, temperature=0, use_cache=use_cache):
+                pass
+            runs.append(time.perf_counter() - start)
+        times[use_cache] = statistics.median(runs)
+    print(
+        f"3. {new_tokens} new tokens at block size {block}: KV cache {times[True]:.2f} s, "
+        f"re-running the context {times[False]:.2f} s, speed-up {times[False] / times[True]:.1f}x  [goal >= 5x]"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=SHAKESPEARE)
+    ap.add_argument("--nanogpt", type=Path, help="folder with nanoGPT's model.py")
+    ap.add_argument("--iters", type=int, default=100, help="iterations per throughput round")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--skip-train", action="store_true", help="skip part 1 (about 2 minutes)")
+    a = ap.parse_args()
+    if not a.corpus.is_file():
+        sys.exit(f"{a.corpus}: not found (the shared data folder is absent); pass --corpus FILE")
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if not a.skip_train:
+        val_loss_goal(a.corpus)
+    throughput_goal(a.corpus, a.nanogpt, a.iters, a.rounds)
+    kv_cache_goal()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""Date normalisation with seq2seq models: the task, training runs, translation, comparison.
+
+Uses the same ``Trainer`` as the GPT (progress bar, eval, atomic checkpoints, resume). A run
+directory holds config.json, checkpoint.pt, log.jsonl and loss.png; the vocabularies are fixed
+(``attnlab.data.dates``), so no tokenizer file is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from ..data import atomic_write_text
+from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
+from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
+from .checkpoint import CheckpointError, load_checkpoint
+from .trainer import TrainConfig, Trainer, TrainResult
+
+SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
+OUT_LEN = 11  # "YYYY-MM-DD" + <eos>
+ISO_LEN = 10  # a decoded answer is read from the first 10 steps at most
+DEFAULT_TRAIN = {
+    "max_iters": 3000,
+    "batch_size": 64,
+    "lr": 3e-3,
+    "min_lr": 3e-4,
+    "warmup_iters": 50,
+    "weight_decay": 0.0,
+    "grad_clip": 1.0,
+    "eval_interval": 500,
+    "eval_iters": 1,
+}
+
+
+def encode_batch(pairs: list[tuple[str, str]], device: torch.device | str = "cpu"):
+    """(src (B, S), src_len (B,), tgt_in (B, 11), tgt_out (B, 11)) from (text, iso) pairs."""
+    srcs = [SRC.encode(x) for x, _ in pairs]
+    S = max(len(s) for s in srcs)
+    src = torch.zeros(len(pairs), S, dtype=torch.long)
+    for i, s in enumerate(srcs):
+        src[i, : len(s)] = torch.tensor(s)
+    tgt = torch.tensor([TGT.encode(SOS + y + EOS) for _, y in pairs])  # (B, 12)
+    lens = torch.tensor([len(s) for s in srcs])
+    return src.to(device), lens.to(device), tgt[:, :-1].to(device), tgt[:, 1:].to(device)
+
+
+class DateTask:
+    def __init__(self, splits: DateSplits, seed: int = 0, n_val: int = 1000):
+        self.splits = splits
+        self.val = examples(splits.val[:n_val], seed + 1)
+
+    def train_batch(self, gen: torch.Generator, batch_size: int, device):
+        seed = int(torch.randint(2**31 - 1, (1,), generator=gen))  # the generator drives everything
+        rng = random.Random(seed)
+        pairs = [
+            (render(d, rng), d.isoformat()) for d in rng.choices(self.splits.train, k=batch_size)
+        ]
+        return encode_batch(pairs, device)
+
+    def loss(self, model: nn.Module, batch) -> torch.Tensor:
+        return model.loss(*batch) if not hasattr(model, "module") else model.module.loss(*batch)
+
+    def tokens(self, batch) -> int:
+        return int((batch[3] != 0).sum())
+
+    def evaluate(self, model, gen, device, iters: int) -> dict[str, float]:
+        batch = encode_batch(self.val, device)
+        loss = self.loss(model, batch).item()
+        return {"val_loss": loss, **accuracy(model, self.val, device)}
+
+
+def accuracy(
+    model: Seq2Seq, pairs: list[tuple[str, str]], device="cpu", chunk: int = 500
+) -> dict[str, float]:
+    exact = chars = 0
+    for i in range(0, len(pairs), chunk):
+        part = pairs[i : i + chunk]
+        src, lens, _, _ = encode_batch(part, device)
+        pred, _ = model.greedy(src, lens, TGT.index[SOS], OUT_LEN)
+        for p, (_, y) in zip(pred.tolist(), part, strict=True):
+            text = TGT.decode(p[:ISO_LEN])
+            exact += text == y
+            chars += sum(a == b for a, b in zip(text.ljust(10), y, strict=False))
+    return {"exact_match": exact / len(pairs), "char_acc": chars / (10 * len(pairs))}
+
+
+@dataclass
+class Seq2SeqRunConfig:
+    out: str = "runs/seq2seq"
+    attention: str = "bahdanau"
+    model: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+    resume: bool = False
+    progress: bool = True
+    data_seed: int = 0
+
+
+def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
+    out = Path(cfg.out)
+    if cfg.resume:
+        saved = read_run(out)
+        mcfg = Seq2SeqConfig(**saved["model"])
+        train = TrainConfig.from_dict({**saved["train"], **cfg.train})
+        data_seed = saved.get("data_seed", 0)
+    else:
+        mcfg = Seq2SeqConfig(
+            src_vocab=len(SRC), tgt_vocab=len(TGT), attention=cfg.attention, **cfg.model
+        )
+        train = TrainConfig.from_dict({**DEFAULT_TRAIN, **cfg.train})
+        data_seed = cfg.data_seed
+    torch.manual_seed(train.seed)
+    model = Seq2Seq(mcfg)
+    record = {
+        "kind": "seq2seq",
+        "model": mcfg.to_dict(),
+        "train": train.to_dict(),
+        "data_seed": data_seed,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+    trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
+    return trainer.fit(model, DateTask(DateSplits.make(data_seed), data_seed), resume=cfg.resume)
+
+
+def read_run(run_dir: str | Path) -> dict:
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{run_dir}: not a run directory (no config.json); train one with 'attnlab train seq2seq --out {run_dir}'"
+        )
+    cfg = json.loads(path.read_text(encoding="utf-8"))
+    if cfg.get("kind") != "seq2seq":
+        raise ValueError(f"{run_dir}: a {cfg.get('kind', 'gpt')!r} run, not a seq2seq run")
+    return cfg
+
+
+def load_seq2seq(run_dir: str | Path, device: str = "cpu") -> Seq2Seq:
+    cfg = read_run(run_dir)
+    model = Seq2Seq(Seq2SeqConfig(**cfg["model"]))
+    state = load_checkpoint(Path(run_dir) / "checkpoint.pt", map_location=device)
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise CheckpointError(
+            f"{run_dir}/checkpoint.pt does not match its config.json ({str(e).splitlines()[0]})"
+        ) from None
+    return model.to(device).eval()
+
+
+def translate(model: Seq2Seq, text: str) -> tuple[str, torch.Tensor | None]:
+    """The ISO date for ``text`` and the alignment weights (10 output chars, len(text) input chars)."""
+    if not text:
+        raise ValueError("nothing to translate: the input is empty")
+    src, lens, _, _ = encode_batch([(text, "0000-00-00")])
+    pred, w = model.greedy(src, lens, TGT.index[SOS], OUT_LEN)
+    out = TGT.decode(pred[0, :ISO_LEN].tolist())
+    return out, None if w is None else w[0, : len(out), : len(text)]
+
+
+SHADES = " ·:-=+*#%@"
+
+
+def text_heatmap(weights, inp: str, out: str) -> str:
+    """The alignment as characters: one row per output character, one column per input one."""
+    cols = "".join(c if c != " " else "␣" for c in inp)
+    lines = ["    " + " ".join(cols)]
+    for i, ch in enumerate(out):
+        row = weights[i]
+        lines.append(
+            f" {ch}  "
+            + " ".join(SHADES[min(len(SHADES) - 1, int(float(x) * len(SHADES)))] for x in row)
+        )
+    return "\n".join(lines)
+
+
+def plot_alignment(weights, inp: str, out: str, path: str, title: str = "") -> Path:
+    from ..viz import heatmap, save
+
+    fig = heatmap(
+        weights, list(out), list(inp), title=title, xlabel="input", ylabel="output", annotate=False
+    )
+    return save(fig, path)
+
+
+# ---- comparison ------------------------------------------------------------------------------
+
+
+BUCKETS = ((0, 10), (11, 15), (16, 20), (21, 25), (26, 99))
+
+
+@dataclass
+class S2SRow:
+    attention: str
+    params: int
+    iters: int
+    seconds: float
+    exact: float
+    char_acc: float
+    by_length: dict[str, float]
+
+
+def compare_seq2seq(
+    budget_seconds: float = 60.0,
+    seed: int = 0,
+    progress: bool = True,
+    kinds=ATTENTION_KINDS,
+    n_test: int = 2000,
+) -> list[S2SRow]:
+    splits = DateSplits.make(seed)
+    test = examples(splits.test[:n_test], seed + 2)
+    task = DateTask(splits, seed, n_val=200)
+    rows = []
+    for kind in kinds:
+        torch.manual_seed(seed)
+        model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
+        train = TrainConfig.from_dict(
+            {
+                **DEFAULT_TRAIN,
+                "max_iters": 10**9,
+                "min_lr": DEFAULT_TRAIN["lr"],
+                "eval_interval": 10**9,
+                "max_seconds": budget_seconds,
+                "seed": seed,
+            }
+        )
+        start = time.perf_counter()
+        res = Trainer(train, None, progress=progress).fit(model, task)
+        seconds = time.perf_counter() - start
+        model.eval()
+        acc = accuracy(model, test)
+        by = {}
+        for lo, hi in BUCKETS:
+            part = [p for p in test if lo <= len(p[0]) <= hi]
+            if part:
+                by[f"{lo}-{hi}" if hi < 99 else f"{lo}+"] = accuracy(model, part)["exact_match"]
+        rows.append(
+            S2SRow(
+                kind,
+                model.num_params(),
+                res.iters,
+                seconds,
+                acc["exact_match"],
+                acc["char_acc"],
+                by,
+            )
+        )
+    return rows
+
+
+def format_comparison(rows: list[S2SRow]) -> str:
+    buckets = list(rows[0].by_length) if rows else []
+    head = [
+        "attention",
+        "params",
+        "iters",
+        "train s",
+        "exact",
+        "per char",
+        *[f"len {b}" for b in buckets],
+    ]
+    body = [
+        [
+            r.attention,
+            f"{r.params:,}",
+            str(r.iters),
+            f"{r.seconds:.0f}",
+            f"{100 * r.exact:.2f}%",
+            f"{100 * r.char_acc:.2f}%",
+            *[f"{100 * r.by_length.get(b, float('nan')):.1f}%" for b in buckets],
+        ]
+        for r in rows
+    ]
+    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+        for line in (head, *body)
+    ]
+    return (
+        "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+        + "\n(exact match on unseen test dates, by input length in characters)"
+    )
