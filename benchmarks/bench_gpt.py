@@ -63,7 +63,7 @@ def throughput_goal(corpus: Path, nanogpt_dir: Path | None, iters: int, rounds: 
     text = load_corpus(corpus)
     tok = CharTokenizer.from_text(text)
     data = TokenData.from_text(text, tok)
-    m = PRESETS["nanogpt-cpu"]["model"]
+    m = {**PRESETS["nanogpt-cpu"]["model"], "pos": "learned"}  # nanoGPT's architecture exactly
     t = PRESETS["nanogpt-cpu"]["train"]
     torch.manual_seed(0)
     ours = GPT(GPTConfig(vocab_size=tok.vocab_size, **m))
@@ -109,23 +109,25 @@ def throughput_goal(corpus: Path, nanogpt_dir: Path | None, iters: int, rounds: 
 
 
 def kv_cache_goal(new_tokens: int = 500, block: int = 256) -> None:
-    m = {**PRESETS["nanogpt-cpu"]["model"], "block_size": block}
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=65, **m)).eval()
-    prompt = torch.zeros(1, 1, dtype=torch.long)
-    times = {}
-    for use_cache in (True, False):
-        runs = []
+    """Two model sizes at block 256: the nanogpt-cpu shape (per-token work is tiny, so torch's
+    per-op overhead bounds the gain) and the gpu preset's shape (block 256 is its own)."""
+    for preset in ("nanogpt-cpu", "gpu"):
+        m = {**PRESETS[preset]["model"], "block_size": block, "dropout": 0.0}
+        torch.manual_seed(0)
+        model = GPT(GPTConfig(vocab_size=65, **m)).eval()
+        prompt = torch.zeros(1, 1, dtype=torch.long)
+        times: dict[bool, list[float]] = {True: [], False: []}
         for _ in range(3):
-            start = time.perf_counter()
-            for _ in model.generate(prompt, new_tokens, temperature=0, use_cache=use_cache):
-                pass
-            runs.append(time.perf_counter() - start)
-        times[use_cache] = statistics.median(runs)
-    print(
-        f"3. {new_tokens} new tokens at block size {block}: KV cache {times[True]:.2f} s, "
-        f"re-running the context {times[False]:.2f} s, speed-up {times[False] / times[True]:.1f}x  [goal >= 5x]"
-    )
+            for use_cache in (True, False):  # interleaved
+                start = time.perf_counter()
+                for _ in model.generate(prompt, new_tokens, temperature=0, use_cache=use_cache):
+                    pass
+                times[use_cache].append(time.perf_counter() - start)
+        a, b = statistics.median(times[True]), statistics.median(times[False])
+        print(
+            f"3. {preset} shape ({model.num_params() / 1e6:.1f}M params), {new_tokens} new tokens at block {block}: "
+            f"KV cache {a:.2f} s, re-running the context {b:.2f} s, speed-up {b / a:.1f}x  [goal >= 5x]"
+        )
 
 
 def main() -> None:

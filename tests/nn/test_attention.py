@@ -12,8 +12,9 @@ def _np(t):
 
 
 def _ref_weights(m: MultiHeadAttention):
-    W = [_np(p.weight).T for p in (m.q_proj, m.k_proj, m.v_proj, m.out_proj)]
-    b = [_np(p.bias) for p in (m.q_proj, m.k_proj, m.v_proj, m.out_proj)]
+    p = m.projections()
+    W = [_np(p[n][0]).T for n in ("q", "k", "v", "out")]
+    b = [_np(p[n][1]) for n in ("q", "k", "v", "out")]
     return W, b
 
 
@@ -72,14 +73,15 @@ def test_gqa_equals_full_mha_with_repeated_kv_heads():
     full = MultiHeadAttention(16, 4).double()
     d_k = 4
     with torch.no_grad():
-        for src, dst in ((m.k_proj, full.k_proj), (m.v_proj, full.v_proj)):
-            w = src.weight.view(2, d_k, 16).repeat_interleave(2, 0).reshape(16, 16)
-            dst.weight.copy_(w)
-            dst.bias.copy_(src.bias.view(2, d_k).repeat_interleave(2, 0).reshape(16))
-        for n in ("q_proj", "out_proj"):
-            getattr(full, n).load_state_dict(getattr(m, n).state_dict())
+        pm, pf = m.projections(), full.projections()
+        for n in ("k", "v"):  # repeat each kv head for its group of query heads
+            pf[n][0].copy_(pm[n][0].view(2, d_k, 16).repeat_interleave(2, 0).reshape(16, 16))
+            pf[n][1].copy_(pm[n][1].view(2, d_k).repeat_interleave(2, 0).reshape(16))
+        for n in ("q", "out"):
+            pf[n][0].copy_(pm[n][0])
+            pf[n][1].copy_(pm[n][1])
     x = torch.randn(2, 5, 16, dtype=torch.float64)
-    assert m.k_proj.weight.shape == (8, 16)
+    assert m.projections()["k"][0].shape == (8, 16)
     torch.testing.assert_close(m(x, is_causal=True), full(x, is_causal=True))
     _, w = m(x, is_causal=True, need_weights=True)
     assert w.shape == (2, 4, 5, 5)

@@ -60,12 +60,17 @@ class GPTConfig:
         return asdict(self)
 
 
+def _dropout(p: float) -> nn.Module:
+    """Dropout, or nothing at all when p = 0 (one call less per layer when decoding)."""
+    return nn.Dropout(p) if p > 0 else nn.Identity()
+
+
 class MLP(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
         self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = _dropout(cfg.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.drop(self.proj(F.gelu(self.fc(x))))
@@ -85,7 +90,7 @@ class Block(nn.Module):
         )
         self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.mlp = MLP(cfg)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = _dropout(cfg.dropout)
 
     def forward(self, x: Tensor, need_weights: bool = False, cache: KVCache | None = None):
         a = self.attn(self.ln_1(x), is_causal=True, need_weights=need_weights, cache=cache)
@@ -106,7 +111,7 @@ class GPT(nn.Module):
             self.wpe = SinusoidalPositionalEncoding(cfg.n_embd, max_len=cfg.block_size)
         else:
             self.wpe = None  # rotary: positions enter inside attention
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = _dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
@@ -171,7 +176,7 @@ class GPT(nn.Module):
             {"params": no_decay, "weight_decay": 0.0},
         ]
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def generate(
         self,
         idx: Tensor,
@@ -199,7 +204,7 @@ class GPT(nn.Module):
                 logits, _ = self(context[:, -bs:])
             elif caches is None or len(caches[0]) >= bs:
                 keep = context[:, -bs:] if caches is None else context[:, -(bs // 2) :]
-                caches = [KVCache() for _ in self.blocks]
+                caches = [KVCache(bs) for _ in self.blocks]
                 logits, _ = self(keep, caches=caches)
             else:
                 logits, _ = self(context[:, -1:], caches=caches)

@@ -12,6 +12,7 @@ between the two. Weights are returned, never stored on the module.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import functional as AF
@@ -22,20 +23,39 @@ from .scores import make_score
 class KVCache:
     """Keys and values of the positions seen so far, for decoding one token at a time.
 
-    ``k``, ``v``: ``(B, Hkv, S_cached, D)`` or None when empty. ``MultiHeadAttention`` appends to
-    it when given one; ``trim(n)`` keeps only the last n positions' entries.
+    With ``max_len`` the storage ``(B, Hkv, max_len, D)`` is allocated once and written in
+    place; without it, each append concatenates. ``k``, ``v`` are the filled part (or None).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_len: int | None = None) -> None:
+        self.max_len = max_len
         self.k: Tensor | None = None
         self.v: Tensor | None = None
+        self._kbuf: Tensor | None = None
+        self._vbuf: Tensor | None = None
+        self._len = 0
 
     def __len__(self) -> int:
-        return 0 if self.k is None else self.k.shape[-2]
+        return self._len
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, Hkv, S + T, D)
-        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        T = k.shape[-2]
+        if self.max_len is None:
+            self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, Hkv, S + T, D)
+            self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        else:
+            if self._len + T > self.max_len:
+                raise ValueError(
+                    f"KV cache holds {self.max_len} positions; {self._len} + {T} do not fit"
+                )
+            if self._kbuf is None:
+                self._kbuf = k.new_empty((*k.shape[:-2], self.max_len, k.shape[-1]))
+                self._vbuf = v.new_empty((*v.shape[:-2], self.max_len, v.shape[-1]))
+            self._kbuf[..., self._len : self._len + T, :] = k
+            self._vbuf[..., self._len : self._len + T, :] = v
+            self.k = self._kbuf[..., : self._len + T, :]
+            self.v = self._vbuf[..., : self._len + T, :]
+        self._len += T
         return self.k, self.v
 
 
@@ -72,9 +92,10 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.d_k = d_model // num_heads
         self.dropout = dropout
-        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
-        self.v_proj = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.kv_dim = num_kv_heads * self.d_k
+        # one matrix for q, k and v (rows: q, then k, then v), as torch.nn.MultiheadAttention's
+        # in_proj_weight: self-attention projects with one matmul; projections() splits it
+        self.in_proj = nn.Linear(d_model, d_model + 2 * self.kv_dim, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
         self.rotary = RotaryEmbedding(self.d_k, rope_base) if rope else None
 
@@ -113,9 +134,17 @@ class MultiHeadAttention(nn.Module):
             )
         if attn_mask is not None and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S): same for every head
-        q = _split_heads(self.q_proj(x), self.num_heads)  # (B, H, T, D)
-        k = _split_heads(self.k_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
-        v = _split_heads(self.v_proj(kv), self.num_kv_heads)  # (B, Hkv, S, D)
+        d, W, b = self.d_model, self.in_proj.weight, self.in_proj.bias
+        if context is None:
+            q, k, v = self.in_proj(x).split([d, self.kv_dim, self.kv_dim], dim=-1)
+        else:
+            q = F.linear(x, W[:d], None if b is None else b[:d])
+            k, v = F.linear(kv, W[d:], None if b is None else b[d:]).split(
+                [self.kv_dim, self.kv_dim], dim=-1
+            )
+        q = _split_heads(q, self.num_heads)  # (B, H, T, D)
+        k = _split_heads(k, self.num_kv_heads)  # (B, Hkv, S, D)
+        v = _split_heads(v, self.num_kv_heads)  # (B, Hkv, S, D)
         past = 0
         if cache is not None:
             if context is not None:
@@ -125,7 +154,9 @@ class MultiHeadAttention(nn.Module):
             q, k = self.rotary(q, offset=past), self.rotary(k, offset=past)
         if cache is not None:
             k, v = cache.append(k, v)  # (B, Hkv, past + T, D)
-            if is_causal and past > 0:
+            if is_causal and past > 0 and q.shape[-2] == 1:
+                is_causal = False  # one new query sees every cached key: no mask at all
+            elif is_causal and past > 0:
                 T_new = q.shape[-2]
                 shifted = torch.ones(T_new, past + T_new, dtype=torch.bool, device=x.device).tril(
                     past
@@ -137,7 +168,7 @@ class MultiHeadAttention(nn.Module):
                 else:
                     attn_mask = attn_mask.masked_fill(~shifted, float("-inf"))
                 is_causal = False
-        result = AF.scaled_dot_product_attention(
+        result = AF.attention_unchecked(
             q,
             k,
             v,
@@ -154,6 +185,15 @@ class MultiHeadAttention(nn.Module):
             out = out[0]
             weights = None if weights is None else weights[0]
         return (out, weights) if need_weights else out
+
+    def projections(self) -> dict[str, tuple[Tensor, Tensor | None]]:
+        """(weight, bias) of the q, k, v and out projections, as views (nn.Linear layout:
+        weight (d_out, d_in); attnlab.ref's W is weight.T)."""
+        d, kv, W, b = self.d_model, self.kv_dim, self.in_proj.weight, self.in_proj.bias
+        parts = {"q": slice(0, d), "k": slice(d, d + kv), "v": slice(d + kv, d + 2 * kv)}
+        out = {n: (W[sl], None if b is None else b[sl]) for n, sl in parts.items()}
+        out["out"] = (self.out_proj.weight, self.out_proj.bias)
+        return out
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -172,12 +212,10 @@ class MultiHeadAttention(nn.Module):
         bias = m.in_proj_bias is not None
         new = cls(m.embed_dim, m.num_heads, bias=bias, dropout=m.dropout)
         new = new.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
-        E = m.embed_dim
         with torch.no_grad():
-            for i, proj in enumerate((new.q_proj, new.k_proj, new.v_proj)):
-                proj.weight.copy_(m.in_proj_weight[i * E : (i + 1) * E])
-                if bias:
-                    proj.bias.copy_(m.in_proj_bias[i * E : (i + 1) * E])
+            new.in_proj.weight.copy_(m.in_proj_weight)  # same layout: q, k, v stacked by rows
+            if bias:
+                new.in_proj.bias.copy_(m.in_proj_bias)
             new.out_proj.weight.copy_(m.out_proj.weight)
             if bias:
                 new.out_proj.bias.copy_(m.out_proj.bias)

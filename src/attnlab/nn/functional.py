@@ -93,6 +93,24 @@ def scaled_dot_product_attention(
     ``return_weights``, the weights ``(..., T, S)`` before dropout.
     """
     _check_inputs(q, k, v, attn_mask, enable_gqa)
+    return attention_unchecked(
+        q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, return_weights
+    )
+
+
+def attention_unchecked(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """``scaled_dot_product_attention`` without argument checks, for callers that built
+    consistent inputs themselves (MultiHeadAttention: one token per decoding step counts)."""
     T, S = q.shape[-2], k.shape[-2]
     if is_causal and attn_mask is not None:
         attn_mask, is_causal = combine_masks(attn_mask, True, T, S, q), False

@@ -208,9 +208,11 @@ class Trainer:
             )
         tokens, t_window, tok_window = 0, time.perf_counter(), 0
         t0 = time.perf_counter()
+        eval_time = 0.0  # kept out of tokens/s
         try:
             for it in range(start, cfg.max_iters):
                 if it % cfg.eval_interval == 0 and (it > start or not resume):
+                    t_eval = time.perf_counter()
                     ev = self._evaluate(raw, task, device, it)
                     result.evals.append(ev)
                     if dist.main:
@@ -222,6 +224,8 @@ class Trainer:
                             )
                         if bar is not None:
                             bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
+                    eval_time += time.perf_counter() - t_eval
+                    t_window += time.perf_counter() - t_eval
                 for g in opt.param_groups:
                     g["lr"] = lr_at(it, cfg)
                 model.train()
@@ -270,7 +274,7 @@ class Trainer:
             result.evals.append(final)
             elapsed = time.perf_counter() - t0
             result.seconds = seconds + elapsed
-            result.tokens_per_s = tokens / max(elapsed, 1e-9)
+            result.tokens_per_s = tokens / max(elapsed - eval_time, 1e-9)
             if dist.main:
                 self._write(
                     log,
