@@ -523,8 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "train",
-        help="train a model (gpt) into a run directory",
-        description="Train a model. 'attnlab train gpt --help' for the GPT.",
+        help="train a model (gpt, seq2seq) into a run directory",
+        description="Train a model: 'attnlab train gpt --help', 'attnlab train seq2seq --help'.",
     )
     tsub = p.add_subparsers(dest="model_kind", metavar="MODEL", required=True)
     g = tsub.add_parser(

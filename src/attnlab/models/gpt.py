@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..config import from_dict as strict_from_dict
 from ..nn import (
     KVCache,
     LearnedPositionalEmbedding,
@@ -50,11 +51,7 @@ class GPTConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> GPTConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown GPTConfig field(s) {unknown}; known: {sorted(known)}")
-        return cls(**d)
+        return strict_from_dict(cls, d)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..config import from_dict
 from .gpt import sample_next
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
@@ -89,7 +90,7 @@ class CharRNN(nn.Module):
 
     @staticmethod
     def from_dict(d: dict) -> CharRNN:
-        return CharRNN(RNNConfig(**d))
+        return CharRNN(from_dict(RNNConfig, d))
 
     def config_dict(self) -> dict:
         return asdict(self.config)

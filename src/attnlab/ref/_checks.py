@@ -80,3 +80,13 @@ def attention_shapes(
             )
         k_lead = v_lead = (*k[:-3], hq)  # after repeating each kv head for its query group
     return broadcast_shape("attention inputs", q=q_lead, k=k_lead, v=v_lead)
+
+
+def mask_array(attn_mask: object) -> np.ndarray:
+    """attn_mask as an array; bool (True = may attend) or float (added to scores) only."""
+    m = np.asarray(attn_mask)
+    if m.dtype != bool and m.dtype.kind != "f":
+        raise TypeError(
+            f"attn_mask must be bool (True = may attend) or float (added to scores), got dtype {m.dtype}"
+        )
+    return m

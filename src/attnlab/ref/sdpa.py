@@ -18,22 +18,24 @@ import math
 
 import numpy as np
 
-from ._checks import as_float_array, attention_shapes, broadcast_shape, min_ndim, same_dtype
+from ._checks import (
+    as_float_array,
+    attention_shapes,
+    broadcast_shape,
+    mask_array,
+    min_ndim,
+    same_dtype,
+)
 from .masks import causal_mask
 from .softmax import softmax
 
 
 def _mask_to_bias(attn_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Bool mask -> 0 / -inf bias; float mask -> itself (in the scores' dtype)."""
-    attn_mask = np.asarray(attn_mask)
+    attn_mask = mask_array(attn_mask)
     if attn_mask.dtype == bool:
         return np.where(attn_mask, 0.0, -np.inf).astype(dtype)
-    if attn_mask.dtype.kind == "f":
-        return attn_mask.astype(dtype, copy=False)
-    raise TypeError(
-        f"attn_mask must be bool (True = may attend) or float (added to scores), "
-        f"got dtype {attn_mask.dtype}"
-    )
+    return attn_mask.astype(dtype, copy=False)
 
 
 def _expand_kv_heads(k: np.ndarray, v: np.ndarray, q_heads: int) -> tuple[np.ndarray, np.ndarray]:

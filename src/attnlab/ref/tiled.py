@@ -27,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._checks import as_float_array, attention_shapes, broadcast_shape, same_dtype
+from ._checks import as_float_array, attention_shapes, broadcast_shape, mask_array, same_dtype
+from .sdpa import _expand_kv_heads
 
 TILE_BUDGET_BYTES = 4 * 2**20  # one score tile across all batch*heads rows
 REBASE = 8.0  # how far a row's reference may sit from its running max (e^8 ~ 3000: no overflow)
@@ -77,10 +78,7 @@ class _Problem:
         self.group = 1
         if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3]:
             self.group = q.shape[-3] // k.shape[-3]
-            k, v = (
-                np.repeat(k, self.group, axis=-3),
-                np.repeat(v, self.group, axis=-3),
-            )  # (..., Hq, S, E)
+            k, v = _expand_kv_heads(k, v, q.shape[-3])  # (..., Hq, S, E)
         if need_same_batch and not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
             raise ValueError(
                 f"the backward pass needs q, k, v with the same leading dims (GQA aside), got "
@@ -98,11 +96,7 @@ class _Problem:
         self.is_causal = bool(is_causal)
         self.mask = None
         if attn_mask is not None:
-            m = np.asarray(attn_mask)
-            if m.dtype != bool and m.dtype.kind != "f":
-                raise TypeError(
-                    f"attn_mask must be bool (True = may attend) or float (added), got {m.dtype}"
-                )
+            m = mask_array(attn_mask)
             broadcast_shape(
                 "attn_mask must broadcast to the scores",
                 attn_mask=m.shape,

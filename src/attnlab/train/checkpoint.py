@@ -51,3 +51,17 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             f"{path}: not an attnlab checkpoint (missing 'model' or 'attnlab' entries)"
         )
     return state
+
+
+def load_model(
+    model: torch.nn.Module, run_dir: str | Path, device: str | torch.device = "cpu"
+) -> torch.nn.Module:
+    """Load ``run_dir/checkpoint.pt`` (weights-only) into ``model``; eval mode, on ``device``."""
+    state = load_checkpoint(Path(run_dir) / "checkpoint.pt", map_location=device)
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise CheckpointError(
+            f"{run_dir}/checkpoint.pt does not match its config.json ({str(e).splitlines()[0]})"
+        ) from None
+    return model.to(device).eval()

@@ -16,10 +16,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..config import from_dict
 from ..data import atomic_write_text
 from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import load_model
 from .trainer import TrainConfig, Trainer, TrainResult
 
 SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
@@ -105,7 +106,7 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
     out = Path(cfg.out)
     if cfg.resume:
         saved = read_run(out)
-        mcfg = Seq2SeqConfig(**saved["model"])
+        mcfg = from_dict(Seq2SeqConfig, saved["model"])
         train = TrainConfig.from_dict({**saved["train"], **cfg.train})
         data_seed = saved.get("data_seed", 0)
     else:
@@ -142,15 +143,7 @@ def read_run(run_dir: str | Path) -> dict:
 
 def load_seq2seq(run_dir: str | Path, device: str = "cpu") -> Seq2Seq:
     cfg = read_run(run_dir)
-    model = Seq2Seq(Seq2SeqConfig(**cfg["model"]))
-    state = load_checkpoint(Path(run_dir) / "checkpoint.pt", map_location=device)
-    try:
-        model.load_state_dict(state["model"])
-    except RuntimeError as e:
-        raise CheckpointError(
-            f"{run_dir}/checkpoint.pt does not match its config.json ({str(e).splitlines()[0]})"
-        ) from None
-    return model.to(device).eval()
+    return load_model(Seq2Seq(from_dict(Seq2SeqConfig, cfg["model"])), run_dir, device)
 
 
 def translate(model: Seq2Seq, text: str) -> tuple[str, torch.Tensor | None]:

@@ -14,13 +14,14 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
 from torch import Tensor, nn
 
+from ..config import from_dict as strict_from_dict
 from .checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -45,11 +46,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown TrainConfig field(s) {unknown}; known: {sorted(known)}")
-        return cls(**d)
+        return strict_from_dict(cls, d)
 
     def to_dict(self) -> dict:
         return asdict(self)
