@@ -88,7 +88,7 @@ class GradeConfig:
     format: str = "text"
     timeout: float = 10.0
     lang: str = "en"
-    seed: int = 0
+    seed: int | None = None  # None: a fresh seed per run, reported
     jobs: int | None = None
     memory_mb: int = 2048
 
@@ -106,7 +106,10 @@ def run_grade(cfg: GradeConfig) -> int:
         raise UsageError(
             f"unknown exercise {cfg.exercise!r}; choose one of {', '.join(grade.EXERCISES)}"
         )
-    kw = dict(lang=cfg.lang, timeout=cfg.timeout, seed=cfg.seed, memory_mb=cfg.memory_mb)
+    import random
+
+    seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
+    kw = dict(lang=cfg.lang, timeout=cfg.timeout, seed=seed, memory_mb=cfg.memory_mb)
     if path.is_dir():
         reports = grade.grade_dir(path, cfg.exercise, cfg.jobs, **kw)
         if cfg.format == "junit":
@@ -450,7 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds per submission (default 10)",
     )
     p.add_argument("--lang", choices=["en", "ja"], default="en", help="language of hints")
-    p.add_argument("--seed", type=int, default=0, help="seed for the random cases (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed for the random cases (default: a fresh one, shown in the report)",
+    )
     p.add_argument("--jobs", type=int, help="parallel gradings for a folder (default: CPU count)")
     p.add_argument(
         "--memory-mb", type=int, default=2048, help="memory limit per submission (default 2048)"

@@ -17,7 +17,7 @@ def text(r: Report, lang: str = "en") -> str:
     head = (
         f"{r.exercise}: {n_ok}/{len(r.checks)} "
         + ("チェック合格" if ja else "checks passed")
-        + f" (score {r.score:.2f})"
+        + f" (score {r.score:.2f}, seed {r.seed})"
     )
     lines = [(f"{r.file}  " if r.file else "") + head]
     shown: set[str] = set()
