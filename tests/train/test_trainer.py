@@ -38,6 +38,12 @@ def test_lr_schedule():
     assert lr_at(100, cfg) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="unknown TrainConfig field"):
         TrainConfig.from_dict({"iters": 3})
+    timed = TrainConfig(
+        max_iters=10**9, lr=1.0, min_lr=0.1, warmup_iters=10, max_seconds=60, decay_by_time=True
+    )
+    assert lr_at(500, timed, time_fraction=0.0) == pytest.approx(1.0)
+    assert lr_at(500, timed, time_fraction=0.5) == pytest.approx(0.55)
+    assert lr_at(500, timed, time_fraction=1.3) == pytest.approx(0.1)  # past the budget: min_lr
 
 
 def test_resume_gives_the_same_losses_as_an_uninterrupted_run(tmp_path, monkeypatch):

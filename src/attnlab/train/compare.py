@@ -61,12 +61,13 @@ def compare_lm(
     for name in kinds:
         torch.manual_seed(seed)
         model = _models(tok.vocab_size, block)[name]
-        # a constant LR after warmup: under a time budget no run knows its length in advance
+        # the budget is in seconds, so the LR decays over the time budget, not iterations
         cfg = TrainConfig(
             max_iters=10**9,
             batch_size=16,
             lr=2e-3,
-            min_lr=2e-3,
+            min_lr=2e-4,
+            decay_by_time=True,
             warmup_iters=50,
             eval_interval=10**9,
             eval_iters=50,

@@ -216,9 +216,9 @@ def compare_seq2seq(
             {
                 **DEFAULT_TRAIN,
                 "max_iters": 10**9,
-                "min_lr": DEFAULT_TRAIN["lr"],
                 "eval_interval": 10**9,
                 "max_seconds": budget_seconds,
+                "decay_by_time": True,  # the budget is in seconds: decay the LR over it
                 "seed": seed,
             }
         )

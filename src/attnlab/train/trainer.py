@@ -41,6 +41,7 @@ class TrainConfig:
     eval_iters: int = 20
     log_interval: int = 10
     max_seconds: float | None = None  # stop early once this much training time has passed
+    decay_by_time: bool = False  # with max_seconds: cosine over the time budget, not iterations
     seed: int = 1337
     device: str = "auto"  # "cpu" | "cuda" | "auto"
 
@@ -52,14 +53,21 @@ class TrainConfig:
         return asdict(self)
 
 
-def lr_at(it: int, cfg: TrainConfig) -> float:
-    """Linear warmup to cfg.lr, then cosine decay to cfg.min_lr at lr_decay_iters (nanoGPT's)."""
+def lr_at(it: int, cfg: TrainConfig, time_fraction: float | None = None) -> float:
+    """Linear warmup to cfg.lr, then cosine decay to cfg.min_lr at lr_decay_iters (nanoGPT's).
+
+    With ``cfg.decay_by_time`` (and max_seconds), the decay follows ``time_fraction``, the share of
+    the time budget used so far: a run stopped by the clock still ends at min_lr.
+    """
     decay_iters = cfg.lr_decay_iters or cfg.max_iters
     if it < cfg.warmup_iters:
         return cfg.lr * (it + 1) / (cfg.warmup_iters + 1)
-    if it >= decay_iters:
+    if cfg.decay_by_time and time_fraction is not None:
+        ratio = min(1.0, time_fraction)
+    elif it >= decay_iters:
         return cfg.min_lr
-    ratio = (it - cfg.warmup_iters) / max(1, decay_iters - cfg.warmup_iters)
+    else:
+        ratio = (it - cfg.warmup_iters) / max(1, decay_iters - cfg.warmup_iters)
     return cfg.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (cfg.lr - cfg.min_lr)
 
 
@@ -224,7 +232,9 @@ class Trainer:
                     eval_time += time.perf_counter() - t_eval
                     t_window += time.perf_counter() - t_eval
                 for g in opt.param_groups:
-                    g["lr"] = lr_at(it, cfg)
+                    g["lr"] = lr_at(
+                        it, cfg, self._time_fraction(seconds + time.perf_counter() - t0 - eval_time)
+                    )
                 model.train()
                 batch = task.train_batch(gen, cfg.batch_size, device)
                 loss = task.loss(model, batch)
@@ -292,6 +302,9 @@ class Trainer:
         return result
 
     # -- helpers ---------------------------------------------------------------------------
+    def _time_fraction(self, elapsed: float) -> float | None:
+        return elapsed / self.cfg.max_seconds if self.cfg.max_seconds else None
+
     def _evaluate(self, model: nn.Module, task: Task, device: torch.device, it: int) -> dict:
         gen = torch.Generator().manual_seed(self.cfg.seed + 100_003)  # same eval batches every time
         model.eval()
