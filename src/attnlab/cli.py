@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import __version__
 
@@ -246,7 +248,7 @@ def run_train_gpt(a) -> int:
     )
     result = train_lm(cfg)
     last = result.evals[-1] if result.evals else {}
-    if int(__import__("os").environ.get("RANK", "0")) == 0:
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun only rank 0 reports
         state = "interrupted; resume with --resume" if result.interrupted else "done"
         print(
             f"{state}: iter {result.iters}, val loss {last.get('val_loss', float('nan')):.4f} (ppl {last.get('val_ppl', float('nan')):.2f}), {result.tokens_per_s:,.0f} tokens/s; run in {a.out}"
@@ -303,7 +305,7 @@ def run_viz_gpt(a) -> int:
     w = w[layers][:, heads]
     labels = [repr(c)[1:-1] if c.isspace() else c for c in a.text]
     fig = head_grid(w, labels, title=f"attention of {a.run_dir} on {a.text[:40]!r}")
-    out = a.out or str(__import__("pathlib").Path(a.run_dir) / "attention.png")
+    out = a.out or str(Path(a.run_dir) / "attention.png")
     save(fig, out)
     print(f"wrote {out} ({len(layers)} layer(s) x {len(heads)} head(s), {len(ids)} tokens)")
     return 0

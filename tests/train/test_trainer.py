@@ -85,6 +85,7 @@ def test_run_directory_and_weights_only_loading(tmp_path):
     assert state["iter"] == 5
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # the evil file is a plain pickle
 def test_truncated_and_foreign_checkpoints_are_clear_errors(tmp_path):
     good = tmp_path / "good.pt"
     save_checkpoint({"attnlab": 1, "model": {"w": torch.ones(3)}}, good)
