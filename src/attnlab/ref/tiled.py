@@ -90,7 +90,6 @@ class _Problem:
         self.N = N
         self.q = np.broadcast_to(q, (*batch, self.T, self.E)).reshape(N, self.T, self.E)
         self.k = np.broadcast_to(k, (*batch, self.S, self.E)).reshape(N, self.S, self.E)
-        self.kT = np.ascontiguousarray(np.swapaxes(self.k, -1, -2))  # (N, E, S): fast tile matmuls
         self.v = np.broadcast_to(v, (*batch, self.S, self.Ev)).reshape(N, self.S, self.Ev)
         self.scale = 1.0 / math.sqrt(self.E) if scale is None else float(scale)
         self.is_causal = bool(is_causal)
@@ -114,6 +113,16 @@ class _Problem:
         ):
             raise ValueError(f"block_size must be a positive int, got {block_size!r}")
         self.block = int(block_size)
+
+    def keys_transposed(self, extra_row: float | None = None) -> np.ndarray:
+        """K^T as one contiguous (N, E, S) array (fast tile matmuls); with ``extra_row``, an
+        (N, E + 1, S) array whose last row holds that constant, built in one pass."""
+        N, E, S = self.N, self.E, self.S
+        kT = np.empty((N, E + (extra_row is not None), S), dtype=self.dtype)
+        kT[:, :E] = np.swapaxes(self.k, -1, -2)
+        if extra_row is not None:
+            kT[:, E] = extra_row
+        return kT
 
     def mask_tile(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
         """The user mask for queries i0:i1 and keys j0:j1, shaped to broadcast to (N, bq, bk)."""
@@ -175,8 +184,10 @@ def tiled_attention(
     # ones: one matmul then yields s - r directly, with no separate subtraction pass.
     q_aug = np.empty((N, T, E + 1), dtype=dt)
     np.multiply(P.q, dt.type(P.scale), out=q_aug[..., :E])
-    kT_aug = np.concatenate([P.kT, np.ones((N, 1, P.S), dtype=dt)], axis=1)  # (N, E + 1, S)
-    v_ext = np.concatenate([P.v, np.ones((N, P.S, 1), dtype=dt)], axis=-1)  # (N, S, Ev + 1)
+    kT_aug = P.keys_transposed(extra_row=1.0)  # (N, E + 1, S)
+    v_ext = np.empty((N, P.S, Ev + 1), dtype=dt)  # (N, S, Ev + 1): [v | 1]
+    v_ext[..., :Ev] = P.v
+    v_ext[..., Ev] = 1
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + b, T)
@@ -274,6 +285,7 @@ def tiled_attention_backward(
     L_use = np.where(np.isneginf(L), np.inf, L)  # exp(s - inf) = 0 for rows that saw nothing
     Dsum = np.einsum("ntv,ntv->nt", dO, out_)  # rowsum(dO * O): (N, T)
     qs = P.q * dt.type(P.scale)
+    kT = P.keys_transposed()  # (N, E, S)
     dk = np.zeros((N, S, E), dtype=dt)
     dv = np.zeros((N, S, Ev), dtype=dt)
     starts = list(range(0, S, b))
@@ -287,7 +299,7 @@ def tiled_attention_backward(
         first_q = (j0 // b) * b if P.is_causal else 0  # causal: queries before j0 never see key j0
         for i0 in range(first_q, T, b):
             i1 = min(i0 + b, T)
-            s = P.scores(qs[:, i0:i1], P.kT, i0, i1, j0, j1, buf)  # (N, bq, bk)
+            s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf)  # (N, bq, bk)
             s -= L_use[:, i0:i1, None]
             np.exp(s, out=s)  # P
             dv[:, j0:j1] += np.swapaxes(s, -1, -2) @ dO[:, i0:i1]  # (N, bk, bq) @ (N, bq, Ev)
