@@ -7,12 +7,12 @@ in ``pydoc_data.topics`` (about 0.8 M characters of English prose and code).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from ..files import atomic_write_text
 
 BUILTIN = "builtin:pydoc"
 
@@ -68,21 +68,6 @@ class CharTokenizer:
         except (OSError, ValueError) as e:
             raise ValueError(f"{path}: not a readable attnlab tokenizer ({e})") from None
         return cls(data["chars"])
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write text to ``path`` via a temp file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load_corpus(source: str | Path | None = None) -> str:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from ..files import atomic_write_text
 from .exercises import EXERCISES
 
 TEMPLATE = '''"""attnlab exercise: {name}
@@ -71,10 +70,4 @@ def write_starter(name: str, path: str | Path | None = None, force: bool = False
         path = path / f"{name}.py"
     if path.exists() and not force:
         raise FileExistsError(f"{path} already exists; pass --force to overwrite it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(render(name, path.name))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-    return path
+    return atomic_write_text(path, render(name, path.name))

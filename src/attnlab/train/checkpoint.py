@@ -7,11 +7,11 @@ renamed into place, so a crash mid-write leaves the previous checkpoint intact.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import torch
+
+from ..files import atomic_write
 
 
 class CheckpointError(ValueError):
@@ -19,18 +19,7 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(state: dict, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(state, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:

@@ -14,7 +14,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..data import BUILTIN, CharTokenizer, TokenData, atomic_write_text, load_corpus
+from ..data import BUILTIN, CharTokenizer, TokenData, load_corpus
+from ..files import atomic_write_text
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
 from .trainer import TrainConfig, Trainer, TrainResult

@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 from ..config import from_dict
-from ..data import atomic_write_text
 from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
+from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
 from .checkpoint import load_model
 from .trainer import TrainConfig, Trainer, TrainResult

@@ -7,7 +7,6 @@ labels to draw; ``save`` writes a PNG atomically (temp file in the same folder, 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..files import atomic_write
 from .fonts import needs_cjk, use_cjk_font
 
 
@@ -128,19 +128,7 @@ def bars(
 
 def save(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
     """Write ``fig`` as PNG to ``path`` atomically, close it, and return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file normal permissions
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=dpi)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))
     finally:
         plt.close(fig)
-    return path
