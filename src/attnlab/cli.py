@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -214,6 +213,7 @@ def _parse_sets(items: list[str] | None) -> tuple[dict, dict]:
 def run_train_gpt(a) -> int:
     from .data import BUILTIN
     from .train.lm import LMRunConfig, train_lm
+    from .train.trainer import is_main_process
 
     model, train = _parse_sets(a.set)
     for key, value in (
@@ -248,7 +248,7 @@ def run_train_gpt(a) -> int:
     )
     result = train_lm(cfg)
     last = result.evals[-1] if result.evals else {}
-    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun only rank 0 reports
+    if is_main_process():  # under torchrun only rank 0 reports
         state = "interrupted; resume with --resume" if result.interrupted else "done"
         print(
             f"{state}: iter {result.iters}, val loss {last.get('val_loss', float('nan')):.4f} (ppl {last.get('val_ppl', float('nan')):.2f}), {result.tokens_per_s:,.0f} tokens/s; run in {a.out}"

@@ -18,7 +18,7 @@ from ..data import BUILTIN, CharTokenizer, TokenData, load_corpus
 from ..files import atomic_write_text
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
-from .trainer import TrainConfig, Trainer, TrainResult
+from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
 
 PRESETS: dict[str, dict[str, dict]] = {
     # about a minute on 2 CPU cores
@@ -161,20 +161,12 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
         "train": train.to_dict(),
         "corpus": str(cfg.corpus if not cfg.resume else saved["corpus"]),
     }
-    trainer = Trainer(
-        train, out, extra={"config": json.loads(json.dumps(record))}, progress=cfg.progress
-    )
-    if trainer_is_main():
+    trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
+    if is_main_process():  # under torchrun only rank 0 writes the run directory
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "config.json", json.dumps(record, indent=2))
         tok.save(out / "tokenizer.json")
     return trainer.fit(model, LMTask(data, block), resume=cfg.resume)
-
-
-def trainer_is_main() -> bool:
-    import os
-
-    return int(os.environ.get("RANK", "0")) == 0
 
 
 def read_config(run_dir: str | Path) -> dict:

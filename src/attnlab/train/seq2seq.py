@@ -21,7 +21,7 @@ from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab,
 from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
 from .checkpoint import load_model
-from .trainer import TrainConfig, Trainer, TrainResult
+from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
 
 SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
 OUT_LEN = 11  # "YYYY-MM-DD" + <eos>
@@ -123,8 +123,8 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
         "train": train.to_dict(),
         "data_seed": data_seed,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+    if is_main_process():  # under torchrun only rank 0 writes the run directory
+        atomic_write_text(out / "config.json", json.dumps(record, indent=2))
     trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
     return trainer.fit(model, DateTask(DateSplits.make(data_seed), data_seed), resume=cfg.resume)
 
