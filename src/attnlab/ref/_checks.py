@@ -82,11 +82,24 @@ def attention_shapes(
     return broadcast_shape("attention inputs", q=q_lead, k=k_lead, v=v_lead)
 
 
-def mask_array(attn_mask: object) -> np.ndarray:
-    """attn_mask as an array; bool (True = may attend) or float (added to scores) only."""
+def mask_array(attn_mask: object, scores_shape: tuple[int, ...]) -> np.ndarray:
+    """attn_mask as an array: bool (True = may attend) or float (added to scores), and
+    broadcastable to ``scores_shape`` (..., T, S)."""
     m = np.asarray(attn_mask)
     if m.dtype != bool and m.dtype.kind != "f":
         raise TypeError(
             f"attn_mask must be bool (True = may attend) or float (added to scores), got dtype {m.dtype}"
         )
+    broadcast_shape(
+        "attn_mask must broadcast to the scores", attn_mask=m.shape, scores=scores_shape
+    )
     return m
+
+
+def check_weight(W: np.ndarray, wn: str, x: np.ndarray, xn: str, d_in: str = "d_in") -> None:
+    """A projection matrix ``W`` applied as ``x @ W`` must be 2-D with x's width as its rows."""
+    if W.ndim != 2 or W.shape[0] != x.shape[-1]:
+        raise ValueError(
+            f"{wn} must be ({d_in}, d_out) with {d_in} = {xn}.shape[-1] = {x.shape[-1]}, "
+            f"got {wn} {W.shape} for {xn} {x.shape}"
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, same_dtype
+from ._checks import as_float_array, check_weight, same_dtype
 from .sdpa import scaled_dot_product_attention
 
 
@@ -28,11 +28,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 
 def _project(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, xn: str, wn: str) -> np.ndarray:
-    if W.ndim != 2 or W.shape[0] != x.shape[-1]:
-        raise ValueError(
-            f"{wn} must be (d_in, d_out) with d_in = {xn}.shape[-1] = {x.shape[-1]}, "
-            f"got {wn} {W.shape} for {xn} {x.shape}"
-        )
+    check_weight(W, wn, x, xn)
     y = x @ W
     if b is not None:
         if b.shape != (W.shape[1],):

@@ -21,7 +21,7 @@ import numpy as np
 from ._checks import (
     as_float_array,
     attention_shapes,
-    broadcast_shape,
+    check_weight,
     mask_array,
     min_ndim,
     same_dtype,
@@ -32,7 +32,6 @@ from .softmax import softmax
 
 def _mask_to_bias(attn_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Bool mask -> 0 / -inf bias; float mask -> itself (in the scores' dtype)."""
-    attn_mask = mask_array(attn_mask)
     if attn_mask.dtype == bool:
         return np.where(attn_mask, 0.0, -np.inf).astype(dtype)
     return attn_mask.astype(dtype, copy=False)
@@ -42,6 +41,19 @@ def _expand_kv_heads(k: np.ndarray, v: np.ndarray, q_heads: int) -> tuple[np.nda
     """GQA: repeat each key/value head for its group of query heads (head i uses i // group)."""
     group = q_heads // k.shape[-3]
     return np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)  # (..., Hq, S, E)
+
+
+def prepare_qkv(q, k, v, enable_gqa: bool):
+    """Validated float arrays q, k, v (k, v with their heads repeated under GQA), their dtype,
+    the broadcast batch shape, and the GQA group size (1 without GQA). Shared with tiled."""
+    q, k, v = (as_float_array(a, n) for a, n in ((q, "q"), (k, "k"), (v, "v")))
+    dtype = same_dtype(q=q, k=k, v=v)
+    batch = attention_shapes(q.shape, k.shape, v.shape, enable_gqa)
+    group = 1
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        group = q.shape[-3] // k.shape[-3]
+        k, v = _expand_kv_heads(k, v, q.shape[-3])
+    return q, k, v, dtype, batch, group
 
 
 def scaled_dot_product_attention(
@@ -61,21 +73,13 @@ def scaled_dot_product_attention(
     Returns out ``(..., T, Ev)`` and, with ``return_weights``, weights ``(..., T, S)``, both in
     the inputs' dtype.
     """
-    q, k, v = (as_float_array(a, n) for a, n in ((q, "q"), (k, "k"), (v, "v")))
-    dtype = same_dtype(q=q, k=k, v=v)
-    batch = attention_shapes(q.shape, k.shape, v.shape, enable_gqa)
-    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3]:
-        k, v = _expand_kv_heads(k, v, q.shape[-3])
+    q, k, v, dtype, batch, _ = prepare_qkv(q, k, v, enable_gqa)
     T, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(E) if scale is None else float(scale)
 
     scores = (q @ np.swapaxes(k, -1, -2)) * dtype.type(scale)  # (..., T, S)
     if attn_mask is not None:
-        bias = _mask_to_bias(attn_mask, dtype)
-        broadcast_shape(
-            "attn_mask must broadcast to the scores", attn_mask=bias.shape, scores=(*batch, T, S)
-        )
-        scores = scores + bias
+        scores = scores + _mask_to_bias(mask_array(attn_mask, (*batch, T, S)), dtype)
     if is_causal:
         scores = np.where(causal_mask(T, S), scores, dtype.type(-np.inf))
     weights = softmax(scores, axis=-1)  # fully masked rows -> 0
@@ -101,11 +105,7 @@ def self_attention(
     same_dtype(X=X, **Ws)
     min_ndim(X, 2, "X", "(..., T, d_model)")
     for n, w in Ws.items():
-        if w.ndim != 2 or w.shape[0] != X.shape[-1]:
-            raise ValueError(
-                f"{n} must be (d_model, d_out) with d_model = X.shape[-1] = {X.shape[-1]}, "
-                f"got {n} {w.shape} for X {X.shape}"
-            )
+        check_weight(w, n, X, "X", d_in="d_model")
     if Ws["W_q"].shape[1] != Ws["W_k"].shape[1]:
         raise ValueError(
             f"W_q and W_k must project to the same width d_k: {Ws['W_q'].shape} vs "

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._checks import as_float_array, attention_shapes, broadcast_shape, mask_array, same_dtype
-from .sdpa import _expand_kv_heads
+from ._checks import mask_array
+from .sdpa import prepare_qkv
 
 TILE_BUDGET_BYTES = 4 * 2**20  # one score tile across all batch*heads rows
 REBASE = 8.0  # how far a row's reference may sit from its running max (e^8 ~ 3000: no overflow)
@@ -72,13 +72,7 @@ class _Problem:
     def __init__(
         self, q, k, v, attn_mask, is_causal, scale, enable_gqa, block_size, need_same_batch=False
     ):
-        q, k, v = (as_float_array(a, n) for a, n in ((q, "q"), (k, "k"), (v, "v")))
-        self.dtype = same_dtype(q=q, k=k, v=v)
-        batch = attention_shapes(q.shape, k.shape, v.shape, enable_gqa)
-        self.group = 1
-        if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3]:
-            self.group = q.shape[-3] // k.shape[-3]
-            k, v = _expand_kv_heads(k, v, q.shape[-3])  # (..., Hq, S, E)
+        q, k, v, self.dtype, batch, self.group = prepare_qkv(q, k, v, enable_gqa)
         if need_same_batch and not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
             raise ValueError(
                 f"the backward pass needs q, k, v with the same leading dims (GQA aside), got "
@@ -95,12 +89,7 @@ class _Problem:
         self.is_causal = bool(is_causal)
         self.mask = None
         if attn_mask is not None:
-            m = mask_array(attn_mask)
-            broadcast_shape(
-                "attn_mask must broadcast to the scores",
-                attn_mask=m.shape,
-                scores=(*batch, self.T, self.S),
-            )
+            m = mask_array(attn_mask, (*batch, self.T, self.S))
             # a 2-D mask is sliced directly; otherwise a broadcast view (nothing copied) that
             # mask_tile slices and flattens to (N, bq, bk) one tile at a time
             self.mask = m if m.ndim <= 2 else np.broadcast_to(m, (*batch, self.T, self.S))
