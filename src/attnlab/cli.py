@@ -95,8 +95,6 @@ class GradeConfig:
 
 
 def run_grade(cfg: GradeConfig) -> int:
-    from pathlib import Path
-
     from . import grade
     from .grade import report
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -88,7 +87,7 @@ def _probe(method: str, lengths: list[int], cfg: BenchConfig) -> dict[int, dict]
         str(cfg.repeats),
         *map(str, lengths),
     ]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    out = subprocess.run(cmd, capture_output=True, text=True)
     got = {}
     for line in out.stdout.splitlines():
         if line.startswith("{"):

@@ -265,7 +265,6 @@ def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
 
 def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
     d_model = X.shape[1]
-    d_k = d_model // num_heads
     Q, K, Vv = (ref.split_heads(X @ W, num_heads) for W in (W_Q, W_K, W_V))  # (H, T, d_k)
     per_head: dict[str, list] = {}
     for h in range(num_heads):
@@ -281,7 +280,6 @@ def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
             None if any(o is None for o in heads) else (np.concatenate(heads, axis=-1) @ W_O,)
             for heads in alts
         ]
-    assert d_k * num_heads == d_model
     return found
 
 

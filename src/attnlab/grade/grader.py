@@ -41,18 +41,11 @@ class Report:
     hints: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        return {
-            k: d[k]
-            for k in ("exercise", "passed", "score", "checks", "mistakes", "file", "seed", "hints")
-        }
+        return asdict(self)
 
 
 def _finish(exercise: str, checks: list[Check], mistakes: list[str], lang: str, **kw) -> Report:
-    seen: list[str] = []
-    for m in mistakes:
-        if m not in seen:
-            seen.append(m)
+    seen = list(dict.fromkeys(mistakes))  # first occurrence order, no repeats
     passed = sum(c.passed for c in checks)
     return Report(
         exercise,
