@@ -2,7 +2,7 @@
 
 from .gpt import GPT, GPTConfig, sample_next
 from .rnn import CharRNN, RNNConfig
-from .seq2seq import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
+from .seq2seq import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
 
 __all__ = [
     "ATTENTION_KINDS",
@@ -13,4 +13,5 @@ __all__ = [
     "Seq2Seq",
     "Seq2SeqConfig",
     "sample_next",
+    "sequence_loss",
 ]

@@ -132,11 +132,12 @@ class Seq2Seq(nn.Module):
         ws = None if weights[0] is None else torch.stack(weights, 1)
         return torch.stack(out, 1), ws
 
-    def loss(self, src: Tensor, src_len: Tensor, tgt_in: Tensor, tgt_out: Tensor) -> Tensor:
-        logits, _ = self(src, src_len, tgt_in)
-        return F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=0
-        )
-
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def sequence_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """Cross-entropy of logits (B, T, V) against targets (B, T), padding (id 0) ignored."""
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=0
+    )

@@ -19,7 +19,7 @@ from torch import nn
 from ..config import from_dict
 from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
 from ..files import atomic_write_text
-from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig
+from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
 from .checkpoint import load_model
 from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
 
@@ -65,7 +65,9 @@ class DateTask:
         return encode_batch(pairs, device)
 
     def loss(self, model: nn.Module, batch) -> torch.Tensor:
-        return model.loss(*batch) if not hasattr(model, "module") else model.module.loss(*batch)
+        src, src_len, tgt_in, tgt_out = batch
+        logits, _ = model(src, src_len, tgt_in)  # through forward, so a DDP wrapper syncs grads
+        return sequence_loss(logits, tgt_out)
 
     def tokens(self, batch) -> int:
         return int((batch[3] != 0).sum())
