@@ -68,7 +68,17 @@ def test_sizes_that_cannot_fit_are_skipped_not_run(monkeypatch):
     assert rows[0].time_s is None and rows[0].note.startswith("skipped")
 
 
-def test_bad_arguments():
-    assert main(["bench", "--methods", "nope", "--lengths", "8"]) == 2
-    with pytest.raises(SystemExit):
-        main(["bench", "--lengths", "a,b"])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--methods", "nope"], "--methods"),
+        (["--lengths", "a,b"], "--lengths"),
+        (["--heads", "0"], "--heads"),
+        (["--dim", "0"], "--dim"),
+        (["--repeats", "0"], "--repeats"),
+    ],
+)
+def test_bad_arguments_are_one_line_naming_the_flag(args, named, capsys):
+    assert main(["bench", "--lengths", "8", *args]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and named in err and args[1] in err

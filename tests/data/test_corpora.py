@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.data import BUILTIN, CharTokenizer, TokenData, load_corpus
+from attnlab.errors import UserError
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_shared = pytest.mark.skipif(
@@ -32,8 +33,10 @@ def test_tang_quatrains_vocabulary():
 def test_builtin_corpus_and_bad_files(tmp_path):
     text = load_corpus(BUILTIN)
     assert len(text) > 100_000
-    with pytest.raises(FileNotFoundError, match="no such file"):
+    with pytest.raises(UserError, match="no such file"):
         load_corpus(tmp_path / "missing.txt")
+    with pytest.raises(UserError, match="a folder, expected a UTF-8 text file"):
+        load_corpus(tmp_path)
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(ValueError, match="not UTF-8"):

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..errors import UserError
 from .methods import METHODS
 
 
@@ -106,7 +107,7 @@ def run(cfg: BenchConfig, progress: bool = True) -> tuple[list[Row], float]:
 
     for m in cfg.methods:
         if m not in METHODS:
-            raise ValueError(f"unknown method {m!r}; choose from {', '.join(METHODS)}")
+            raise UserError(f"unknown method {m!r}; choose from {', '.join(METHODS)}")
     dtype = np.dtype(cfg.dtype)
     roof = matmul_roof(dtype)
     budget = available_bytes() * 0.6

@@ -14,6 +14,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import UserError
+
 MONTHS = [
     "January",
     "February",
@@ -123,7 +125,7 @@ class Vocab:
     def encode(self, text: str) -> list[int]:
         bad = sorted({c for c in text if c not in self.index or c == PAD})
         if bad:
-            raise ValueError(
+            raise UserError(
                 f"character(s) the model has never seen: {', '.join(repr(c) for c in bad)}"
             )
         return [self.index[c] for c in text]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from ..errors import UserError
 from ..files import atomic_write_text
 
 BUILTIN = "builtin:pydoc"
@@ -26,7 +27,7 @@ class CharTokenizer:
     @classmethod
     def from_text(cls, text: str) -> CharTokenizer:
         if not text:
-            raise ValueError("cannot build a tokenizer from empty text")
+            raise UserError("cannot build a tokenizer from empty text")
         return cls("".join(sorted(set(text))))
 
     @property
@@ -38,7 +39,7 @@ class CharTokenizer:
         missing = sorted({c for c in text if c not in index})
         if missing:
             shown = ", ".join(repr(c) for c in missing[:10]) + (" ..." if len(missing) > 10 else "")
-            raise ValueError(
+            raise UserError(
                 f"character(s) not in the model's vocabulary of {self.vocab_size}: {shown}"
             )
         return [index[c] for c in text]
@@ -64,9 +65,9 @@ class CharTokenizer:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             if data.get("type") != "char" or not isinstance(data.get("chars"), str):
-                raise ValueError("not a char tokenizer")
+                raise UserError("not a char tokenizer")
         except (OSError, ValueError) as e:
-            raise ValueError(f"{path}: not a readable attnlab tokenizer ({e})") from None
+            raise UserError(f"{path}: not a readable attnlab tokenizer ({e})") from None
         return cls(data["chars"])
 
 
@@ -77,14 +78,18 @@ def load_corpus(source: str | Path | None = None) -> str:
 
         return "\n\n".join(topics[k] for k in sorted(topics))
     path = Path(source)
+    if path.is_dir():
+        raise UserError(f"corpus {path}: a folder, expected a UTF-8 text file")
     if not path.is_file():
-        raise FileNotFoundError(f"corpus {path}: no such file")
+        raise UserError(f"corpus {path}: no such file")
     try:
         text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"corpus {path}: cannot read it ({e.strerror})") from None
     except UnicodeDecodeError as e:
-        raise ValueError(f"corpus {path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
+        raise UserError(f"corpus {path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
     if len(text) < 2:
-        raise ValueError(f"corpus {path}: needs at least 2 characters, has {len(text)}")
+        raise UserError(f"corpus {path}: needs at least 2 characters, has {len(text)}")
     return text
 
 
@@ -107,7 +112,7 @@ class TokenData:
         """Random blocks: x (B, T) and targets y (B, T), y shifted one to the right."""
         data = self.train if split == "train" else self.val
         if len(data) <= block_size:
-            raise ValueError(
+            raise UserError(
                 f"the {split} split has {len(data)} tokens, fewer than block_size + 1 = {block_size + 1}"
             )
         ix = torch.randint(len(data) - block_size, (batch_size,), generator=gen)

@@ -1,23 +1,36 @@
-"""Runs inside the sandboxed child process: load the submission, call it on each case, save.
+"""Runs inside the sandbox: load the submission, call it on each case, send the results back.
 
-Started as ``python -I _child.py WORKDIR`` by ``attnlab.grade.sandbox``. It imports numpy and the
-standard library only (never attnlab), loads the inputs without pickle, and writes back plain
-arrays plus a JSON status. Nothing it writes is trusted: the grader's verdict is computed in the
-parent from the returned arrays.
+Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID`` by
+``attnlab.grade.sandbox``; it is passed as text, because the sandbox cannot see attnlab. It
+imports NumPy and the standard library only. FD_IN is a memfd holding one ``.npz`` (the spec, the
+source and the input arrays; no pickle). FD_OUT is a pipe: a start marker first, then one
+length-prefixed ``.npz`` of results. Nothing sent back is trusted: the grader's verdict is
+computed in the parent from the returned arrays.
 """
 
 import builtins
+import io
 import json
+import os
 import sys
 import traceback
-from pathlib import Path
 
-import numpy as np
-
+MAGIC = b"ATTNLAB-SANDBOX-1\n"
 FILENAME = "submission.py"  # the learner's file name, for tracebacks
 
 
+def _drop_privileges(uid: int) -> None:
+    """Root in a namespace whose uid 65534 is the host's nobody: become nobody for good."""
+    import resource
+
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    resource.setrlimit(resource.RLIMIT_NPROC, (128, 128))  # counts host nobody's processes
+
+
 def _guard_imports(allowed: set[str]) -> None:
+    """Clear messages for imports the exercise forbids (the sandbox lacks the modules anyway)."""
     real_import = builtins.__import__
 
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
@@ -44,66 +57,10 @@ def _guard_imports(allowed: set[str]) -> None:
     importlib.import_module = guarded_import_module
 
 
-def _describe(x: object) -> str:
+def _describe(x, np) -> str:
     if isinstance(x, np.ndarray):
         return f"ndarray {x.dtype} {x.shape}"
     return type(x).__name__
-
-
-def main(workdir: str) -> None:
-    wd = Path(workdir)
-    spec = json.loads((wd / "spec.json").read_text())
-    data = np.load(wd / "cases.npz", allow_pickle=False)
-    status: dict = {"load_error": None, "cases": []}
-    out: dict[str, np.ndarray] = {}
-    if spec["allowed"] is not None:
-        _guard_imports(set(spec["allowed"]) | set(sys.stdlib_module_names))
-    source = (wd / "submission.py").read_text(encoding="utf-8")
-    global FILENAME
-    FILENAME = spec["filename"]
-    env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
-    try:
-        exec(compile(source, FILENAME, "exec"), env)
-    except BaseException as e:  # every failure becomes a report
-        status["load_error"] = {
-            "forbidden": _forbidden(e),
-            "traceback": _learner_traceback(e),
-        }
-        (wd / "status.json").write_text(json.dumps(status))
-        return
-    fn = env.get(spec["function"])
-    if not callable(fn):
-        status["load_error"] = {"missing": spec["function"]}
-        (wd / "status.json").write_text(json.dumps(status))
-        return
-    for i, case in enumerate(spec["cases"]):
-        args = [data[f"c{i}_{name}"].copy() for name in case["arrays"]]
-        entry: dict = {"error": None, "kind": None, "n": 0, "types": None}
-        try:
-            result = fn(*args, *case["scalars"], **case["kwargs"])
-        except BaseException as e:
-            entry["error"] = {
-                "forbidden": _forbidden(e),
-                "traceback": _learner_traceback(e),
-            }
-            status["cases"].append(entry)
-            continue
-        parts = list(result) if isinstance(result, (tuple, list)) else [result]
-        entry["kind"] = type(result).__name__
-        entry["types"] = [_describe(p) for p in parts]
-        for j, p in enumerate(parts):
-            try:
-                arr = np.asarray(p)
-            except Exception:
-                continue
-            if arr.dtype.kind in "biuf":
-                out[f"r{i}_{j}"] = arr
-        entry["n"] = len(parts)
-        for j in range(len(case["arrays"])):
-            out[f"a{i}_{j}"] = args[j]  # the inputs after the call, to detect mutation
-        status["cases"].append(entry)
-    np.savez(wd / "out.npz", **out)
-    (wd / "status.json").write_text(json.dumps(status))
 
 
 def _learner_traceback(e: BaseException) -> str:
@@ -113,14 +70,91 @@ def _learner_traceback(e: BaseException) -> str:
     return "".join(lines + traceback.format_exception_only(type(e), e))
 
 
-def _forbidden(e: BaseException) -> str | None:
+def _forbidden(e: BaseException, allowed: set[str] | None) -> str | None:
+    """The forbidden module an import error is about: by our guard, or missing from the sandbox."""
     msg = str(e)
-    return (
-        msg.split(":", 1)[1]
-        if isinstance(e, ImportError) and msg.startswith("FORBIDDEN_IMPORT:")
-        else None
+    if isinstance(e, ImportError) and msg.startswith("FORBIDDEN_IMPORT:"):
+        return msg.split(":", 1)[1]
+    if allowed is not None and isinstance(e, ModuleNotFoundError) and e.name:
+        top = e.name.split(".")[0]
+        return top if top not in allowed else None
+    return None
+
+
+def _failure(e: BaseException, allowed) -> dict:
+    return {"forbidden": _forbidden(e, allowed), "traceback": _learner_traceback(e)}
+
+
+def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
+    cases, out = [], {}
+    for i, case in enumerate(spec["cases"]):
+        args = [data[f"c{i}_{name}"].copy() for name in case["arrays"]]
+        entry = {"error": None, "kind": None, "n": 0, "types": None}
+        try:
+            result = fn(*args, *case["scalars"], **case["kwargs"])
+        except BaseException as e:  # every failure becomes a report
+            entry["error"] = _failure(e, spec["allowed_set"])
+            cases.append(entry)
+            continue
+        parts = list(result) if isinstance(result, (tuple, list)) else [result]
+        entry.update(kind=type(result).__name__, n=len(parts))
+        entry["types"] = [_describe(p, np) for p in parts]
+        for j, p in enumerate(parts):
+            try:
+                arr = np.asarray(p)
+            except Exception:
+                continue
+            if arr.dtype.kind in "biuf":
+                out[f"r{i}_{j}"] = arr
+        for j, a in enumerate(args):
+            out[f"a{i}_{j}"] = a  # the inputs after the call, to detect mutation
+        cases.append(entry)
+    return cases, out
+
+
+def _send(fd: int, status: dict, arrays: dict, np) -> None:
+    buf = io.BytesIO()
+    status_bytes = np.frombuffer(json.dumps(status).encode(), dtype=np.uint8)
+    np.savez(buf, __status__=status_bytes, **arrays)
+    blob = buf.getvalue()
+    data = len(blob).to_bytes(8, "little") + blob
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
+    global FILENAME
+    if drop_uid:
+        _drop_privileges(drop_uid)
+    os.write(fd_out, MAGIC)
+    sys.path = [p for p in sys.path if p] + [site]
+    import numpy as np
+
+    with os.fdopen(fd_in, "rb") as f:
+        data = dict(np.load(f, allow_pickle=False))
+    spec = json.loads(bytes(data.pop("__spec__")).decode())
+    source = bytes(data.pop("__source__")).decode("utf-8", errors="replace")
+    allowed = (
+        None if spec["allowed"] is None else set(spec["allowed"]) | set(sys.stdlib_module_names)
     )
+    spec["allowed_set"] = allowed
+    if allowed is not None:
+        _guard_imports(allowed)
+    FILENAME = spec["filename"]
+    env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
+    status = {"load_error": None, "cases": []}
+    try:
+        exec(compile(source, FILENAME, "exec"), env)
+    except BaseException as e:
+        status["load_error"] = _failure(e, allowed)
+        return _send(fd_out, status, {}, np)
+    fn = env.get(spec["function"])
+    if not callable(fn):
+        status["load_error"] = {"missing": spec["function"]}
+        return _send(fd_out, status, {}, np)
+    status["cases"], arrays = _call_cases(fn, spec, data, np)
+    _send(fd_out, status, arrays, np)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))

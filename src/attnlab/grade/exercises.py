@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import ref
-from ..lessons.base import Text
+from ..i18n import Text
 from . import variants as wrong
 
 NUMPY_ONLY = ("numpy",)

@@ -19,7 +19,9 @@ from ..parity import compare
 from .exercises import EXERCISES, Case, Exercise
 from .hints import HINTS
 from .notebook import read_submission
-from .sandbox import CaseResult, run_submission
+from .sandbox import CaseResult, RunResult, resolve_isolation, run_submission
+
+OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report
 
 
 @dataclass
@@ -39,6 +41,9 @@ class Report:
     file: str = ""
     seed: int | None = None
     hints: dict[str, str] = field(default_factory=dict)
+    isolation: str = ""  # "bwrap" or "process": how the submission was isolated
+    output: str = ""  # what the submission printed (trimmed)
+    error: str | None = None  # an internal grader error: no verdict on the submission
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -113,6 +118,18 @@ def _last_line(tb: str) -> str:
     return lines[-1] if lines else "error"
 
 
+def _judged_precision(answer: np.dtype, case: Case) -> type | None:
+    """The dtype whose error budget an answer gets: the task's, never the answer's own.
+
+    float64 cases are judged at float64 unless the answer was computed in float32 (the course's
+    everyday precision, which then gets float32's budget); float32 cases at float32. An answer in
+    a lower precision (float16) never widens the budget: casting down cannot hide an error.
+    """
+    if case.float32 or answer == np.float32 or np.finfo(answer).bits < 32:
+        return np.float32
+    return None
+
+
 def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[str]]:
     if cr.forbidden:
         return Check(case.name, False, f"imports {cr.forbidden!r}, which this exercise forbids"), [
@@ -156,8 +173,7 @@ def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[s
             continue
         if g.dtype.kind not in "f":
             g = g.astype(np.float64)
-        # float32 inputs carry float32 information even if the answer was promoted to float64
-        low = g.dtype if g.dtype != np.float64 else (np.float32 if case.float32 else None)
+        low = _judged_precision(g.dtype, case)
         naive = None
         if low is not None and ex.naive is not None:
             low_args = [a.astype(low) for a in args64]
@@ -184,109 +200,54 @@ def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[s
     return Check(case.name, False, "; ".join(problems)), mistakes
 
 
-def grade_source(
-    source: str,
-    exercise: str,
-    *,
-    lang: str = "en",
-    timeout: float = 10.0,
-    seed: int = 0,
-    memory_mb: int = 2048,
-    file: str = "",
-) -> Report:
-    """Grade Python ``source`` as a submission for ``exercise``."""
-    ex = EXERCISES[exercise]
-    meta = {"file": file, "seed": seed}
+def _printed(run: RunResult) -> str:
+    """The learner's own printed output, trimmed (learners debug with print)."""
+    text = (run.stdout + run.stderr).strip()
+    extra = run.dropped + max(0, len(text) - OUTPUT_SHOWN)
+    text = text[:OUTPUT_SHOWN]
+    return text + (f"\n... ({extra} more characters not shown)" if extra else "")
+
+
+def _run_failure(run: RunResult, ex: Exercise, timeout: float) -> tuple[Check, str] | None:
+    """The check and mistake id for a run that produced no per-case results, if it did not."""
+    if run.timeout:
+        return Check("finishes in time", False, f"still running after {timeout:g} s"), "timeout"
+    if run.crashed:
+        return Check("runs", False, f"the process died: {run.crashed}"), "crash"
+    if run.forbidden:
+        msg = f"imports {run.forbidden!r} at run time"
+        return Check("allowed imports", False, msg), "forbidden_import"
+    if run.missing:
+        msg = f"no function named {run.missing!r}; expected {ex.signature}"
+        return Check("defines the function", False, msg), "wrong_return"
+    if run.load_error:
+        msg = f"raised while loading: {_last_line(run.load_error)}\n{run.load_error.rstrip()}"
+        return Check("loads", False, msg), "crash"
+    return None
+
+
+def _static_checks(source: str, ex: Exercise) -> tuple[list[Check], str | None]:
+    """Parse and look at the imports before running anything; the mistake id if that fails."""
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
         msg = f"line {e.lineno}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")
-        return _finish(
-            exercise, [Check("valid Python", False, msg)], ["syntax_error"], lang, **meta
-        )
+        return [Check("valid Python", False, msg)], "syntax_error"
     checks = [Check("valid Python", True)]
-    if ex.allowed_imports is not None:
-        bad = forbidden_imports(tree, ex.allowed_imports)
-        if bad:
-            allowed = ", ".join(ex.allowed_imports)
-            msg = f"imports {', '.join(bad)}; allowed here: {allowed} and the standard library"
-            return _finish(
-                exercise,
-                [*checks, Check("allowed imports", False, msg)],
-                ["forbidden_import"],
-                lang,
-                **meta,
-            )
-        checks.append(Check("allowed imports", True))
-    cases = ex.make_cases(np.random.default_rng(seed))
-    run = run_submission(
-        source,
-        ex.name,
-        [{"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs} for c in cases],
-        list(ex.allowed_imports) if ex.allowed_imports is not None else None,
-        timeout=timeout,
-        memory_mb=memory_mb,
-        filename=Path(file).name if file else "submission.py",
-    )
-    if run.timeout:
-        return _finish(
-            exercise,
-            [*checks, Check("finishes in time", False, f"still running after {timeout:g} s")],
-            ["timeout"],
-            lang,
-            **meta,
-        )
-    if run.crashed:
-        return _finish(
-            exercise,
-            [*checks, Check("runs", False, f"the process died: {run.crashed}")],
-            ["crash"],
-            lang,
-            **meta,
-        )
-    if run.forbidden:
-        return _finish(
-            exercise,
-            [*checks, Check("allowed imports", False, f"imports {run.forbidden!r} at run time")],
-            ["forbidden_import"],
-            lang,
-            **meta,
-        )
-    if run.missing:
-        return _finish(
-            exercise,
-            [
-                *checks,
-                Check(
-                    "defines the function",
-                    False,
-                    f"no function named {run.missing!r}; expected {ex.signature}",
-                ),
-            ],
-            ["wrong_return"],
-            lang,
-            **meta,
-        )
-    if run.load_error:
-        return _finish(
-            exercise,
-            [
-                *checks,
-                Check(
-                    "loads",
-                    False,
-                    f"raised while loading: {_last_line(run.load_error)}\n{run.load_error.rstrip()}",
-                ),
-            ],
-            ["crash"],
-            lang,
-            **meta,
-        )
-    if len(run.cases) != len(cases):  # the child's files are untrusted: a learner can write them
-        msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
-        return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
+    if ex.allowed_imports is None:
+        return checks, None
+    bad = forbidden_imports(tree, ex.allowed_imports)
+    if bad:
+        allowed = ", ".join(ex.allowed_imports)
+        msg = f"imports {', '.join(bad)}; allowed here: {allowed} and the standard library"
+        return [*checks, Check("allowed imports", False, msg)], "forbidden_import"
+    return [*checks, Check("allowed imports", True)], None
+
+
+def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[Check], list[str]]:
+    checks: list[Check] = []
     mistakes: list[str] = []
-    mutated = []
+    mutated: list[str] = []
     for case, cr in zip(cases, run.cases, strict=True):
         check, found = _check_case(ex, case, cr)
         checks.append(check)
@@ -303,12 +264,63 @@ def grade_source(
     nan_large = "unstable_softmax" if "nan_output" not in mistakes else "nan_output"
     mistakes = [nan_large if m == NAN_ON_LARGE else m for m in mistakes]
     counts = {m: mistakes.count(m) for m in mistakes}
-    ordered = sorted(counts, key=lambda m: -counts[m])
-    return _finish(exercise, checks, ordered, lang, **meta)
+    return checks, sorted(counts, key=lambda m: -counts[m])
+
+
+def grade_source(
+    source: str,
+    exercise: str,
+    *,
+    lang: str = "en",
+    timeout: float = 10.0,
+    seed: int = 0,
+    memory_mb: int = 2048,
+    file: str = "",
+    isolation: str = "auto",
+) -> Report:
+    """Grade Python ``source`` as a submission for ``exercise``.
+
+    ``isolation``: ``"auto"`` (bwrap where it works), ``"bwrap"`` (or fail) or ``"process"``.
+    Raises ``SandboxError`` when the sandbox itself fails: that is not the submission's fault.
+    """
+    ex = EXERCISES[exercise]
+    meta = {"file": file, "seed": seed, "isolation": resolve_isolation(isolation)}
+    checks, static_mistake = _static_checks(source, ex)
+    if static_mistake:
+        return _finish(exercise, checks, [static_mistake], lang, **meta)
+    cases = ex.make_cases(np.random.default_rng(seed))
+    run = run_submission(
+        source,
+        ex.name,
+        [{"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs} for c in cases],
+        list(ex.allowed_imports) if ex.allowed_imports is not None else None,
+        timeout=timeout,
+        memory_mb=memory_mb,
+        filename=Path(file).name if file else "submission.py",
+        isolation=meta["isolation"],
+    )
+    meta.update(isolation=run.isolation, output=_printed(run))
+    failure = _run_failure(run, ex, timeout)
+    if failure is not None:
+        return _finish(exercise, [*checks, failure[0]], [failure[1]], lang, **meta)
+    if len(run.cases) != len(cases):  # the child's results are untrusted: a learner can forge them
+        msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
+        return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
+    case_checks, mistakes = _judge_cases(ex, cases, run)
+    return _finish(exercise, checks + case_checks, mistakes, lang, **meta)
+
+
+def internal_error(exercise: str, file: str, message: str) -> Report:
+    """A report that carries no verdict: the grader broke, not the submission."""
+    return Report(exercise, False, 0.0, [], [], file=file, error=message)
 
 
 def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
-    """Grade a .py or .ipynb file; ``exercise`` is detected from the function it defines if None."""
+    """Grade a .py or .ipynb file; ``exercise`` is detected from the function it defines if None.
+
+    Raises ``ValueError`` when the exercise cannot be told. A failure of the grader itself gives
+    a report with ``error`` set (never a FAILED verdict).
+    """
     path = Path(path)
     try:
         source = read_submission(path)
@@ -320,6 +332,11 @@ def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
             kw.get("lang", "en"),
             file=str(path),
         )
+    return grade_text(source, path, exercise, **kw)
+
+
+def grade_text(source: str, path: Path, exercise: str | None = None, **kw) -> Report:
+    """Grade source already read from ``path`` (read once; the file is never opened again)."""
     name = exercise or detect_exercise(source)
     if name is None:
         raise ValueError(
@@ -330,11 +347,6 @@ def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
         raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(EXERCISES)}")
     try:
         return grade_source(source, name, file=str(path), **kw)
-    except Exception:  # the grader never crashes on a submission
-        return _finish(
-            name,
-            [Check("grader", False, "internal grader error:\n" + traceback.format_exc())],
-            ["crash"],
-            kw.get("lang", "en"),
-            file=str(path),
-        )
+    except Exception as e:  # the grader's own failure: reported as such, never as the learner's
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        return internal_error(name, str(path), f"internal grader error: {detail}")

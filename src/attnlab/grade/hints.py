@@ -1,6 +1,6 @@
 """One-line hints per mistake id, in the lesson languages."""
 
-from ..lessons.base import Text
+from ..i18n import Text
 
 HINTS: dict[str, Text] = {
     "softmax_axis": Text(

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
+
+MAX_BYTES = 4 * 2**20  # a submission larger than this is refused
 
 
 def notebook_source(text: str) -> str:
@@ -22,9 +26,22 @@ def notebook_source(text: str) -> str:
     return "\n\n".join(chunks) + "\n"
 
 
-def read_submission(path: Path) -> str:
-    """The Python source of a submission; raises ValueError for a notebook that is not JSON."""
-    raw = path.read_bytes().decode("utf-8", errors="replace")
+def read_submission(path: Path, *, follow_symlinks: bool = True) -> str:
+    """The Python source of a submission, read once.
+
+    Raises ValueError for anything but a regular file of at most 4 MiB (a FIFO or device is never
+    opened for blocking reads), and for a notebook that is not JSON; OSError if it cannot be read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_BYTES // 2**20} MiB")
+    raw = data.decode("utf-8", errors="replace")
     if path.suffix == ".ipynb":
         try:
             return notebook_source(raw)

@@ -1,38 +1,82 @@
-"""Reports: text for learners, JSON for tools, JUnit XML for CI, CSV for a whole class."""
+"""Reports: text for learners, JSON for tools, JUnit XML for CI, CSV for a whole class.
+
+Everything in a report that came from a submission (messages, tracebacks, printed output, file
+names) is untrusted. Text reports drop terminal escapes and control characters; JUnit XML drops
+the characters XML 1.0 cannot hold, so it always parses; CSV cells that a spreadsheet would read
+as a formula get a leading apostrophe (OWASP's advice on CSV injection).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 
 from .grader import Report
 
+ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
+NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def clean(s: str | None) -> str:
+    """Text safe for a terminal: escape sequences and control characters removed."""
+    return CONTROL.sub("", ANSI.sub("", s or ""))
+
+
+def _xml(s: str | None) -> str:
+    return NOT_XML.sub("\ufffd", clean(s))
+
+
+def _cell(value: object) -> str:
+    s = clean(str(value))
+    return "'" + s if s.startswith(FORMULA_START) else s
+
 
 def text(r: Report, lang: str = "en") -> str:
     ja = lang == "ja"
+    name = f"{clean(r.file)}  " if r.file else ""
+    if r.error:
+        return f"{name}{r.exercise}: GRADER ERROR (no verdict): {clean(r.error)}"
     n_ok = sum(c.passed for c in r.checks)
     head = (
         f"{r.exercise}: {n_ok}/{len(r.checks)} "
         + ("チェック合格" if ja else "checks passed")
         + f" (score {r.score:.2f}, seed {r.seed})"
     )
-    lines = [(f"{r.file}  " if r.file else "") + head]
+    lines = [name + head, _isolation_line(r.isolation, ja)]
     shown: set[str] = set()
     for c in r.checks:
         mark = "PASS" if c.passed else "FAIL"
-        first, *rest = (c.message or "").splitlines() or [""]
+        first, *rest = clean(c.message).splitlines() or [""]
         lines.append(f"  {mark}  {c.name}" + (f": {first}" if first else ""))
         if rest and c.message not in shown:  # a traceback: print it once, not for every case
             lines += [f"        {ln}" for ln in rest[-8:]]
             shown.add(c.message)
+    if r.output:
+        lines.append("出力 (print):" if ja else "printed output:")
+        lines += [f"  | {ln}" for ln in clean(r.output).splitlines()[:40]]
     if r.mistakes:
         lines.append("ミス：" if ja else "mistakes:")
         lines += [f"  {m}: {r.hints.get(m, '')}" for m in r.mistakes]
     lines.append(("合格" if ja else "PASSED") if r.passed else ("不合格" if ja else "FAILED"))
-    return "\n".join(lines)
+    return "\n".join(ln for ln in lines if ln)
+
+
+def _isolation_line(isolation: str, ja: bool) -> str:
+    if isolation == "bwrap":
+        return "  isolation: bwrap sandbox" if not ja else "  隔離: bwrap サンドボックス"
+    if isolation == "process":
+        return (
+            "  isolation: process only (no bwrap): the code ran with your user's rights"
+            if not ja
+            else "  隔離: プロセスのみ (bwrap なし): コードはあなたのユーザー権限で実行されました"
+        )
+    return ""
 
 
 def to_json(r: Report) -> str:
@@ -42,32 +86,38 @@ def to_json(r: Report) -> str:
 def junit(reports: list[Report]) -> str:
     suites = ET.Element("testsuites")
     for r in reports:
-        failures = sum(not c.passed for c in r.checks)
+        checks = r.checks if not r.error else []
         suite = ET.SubElement(
             suites,
             "testsuite",
-            name=f"attnlab.{r.exercise}" + (f" {r.file}" if r.file else ""),
-            tests=str(len(r.checks)),
-            failures=str(failures),
+            name=_xml(f"attnlab.{r.exercise}" + (f" {r.file}" if r.file else "")),
+            tests=str(len(checks) or 1),
+            failures=str(sum(not c.passed for c in checks)),
+            errors=str(int(bool(r.error))),
         )
-        for c in r.checks:
-            case = ET.SubElement(suite, "testcase", classname=r.exercise, name=c.name)
+        if r.error:
+            case = ET.SubElement(suite, "testcase", classname=r.exercise, name="grader")
+            ET.SubElement(case, "error", message=_xml(r.error)).text = _xml(r.error)
+        for c in checks:
+            case = ET.SubElement(suite, "testcase", classname=r.exercise, name=_xml(c.name))
             if not c.passed:
-                fail = ET.SubElement(
-                    case, "failure", message=(c.message or "failed").splitlines()[0]
-                )
-                fail.text = c.message + (
-                    "\nmistakes: " + ", ".join(r.mistakes) if r.mistakes else ""
-                )
+                first = (c.message or "failed").splitlines()[0]
+                fail = ET.SubElement(case, "failure", message=_xml(first))
+                mistakes = "\nmistakes: " + ", ".join(r.mistakes) if r.mistakes else ""
+                fail.text = _xml(c.message + mistakes)
+        if r.output:
+            ET.SubElement(suite, "system-out").text = _xml(r.output)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)
 
 
 def class_csv(reports: list[Report]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["file", "exercise", "passed", "score", "mistakes"])
+    w.writerow(["file", "exercise", "passed", "score", "mistakes", "isolation", "error"])
     for r in reports:
-        w.writerow([r.file, r.exercise, int(r.passed), f"{r.score:.4f}", ";".join(r.mistakes)])
+        passed = "" if r.error else int(r.passed)
+        row = [r.file, r.exercise, passed, f"{r.score:.4f}", ";".join(r.mistakes)]
+        w.writerow([_cell(v) for v in [*row, r.isolation, r.error or ""]])
     return buf.getvalue()
 
 
@@ -78,4 +128,24 @@ def class_summary(reports: list[Report]) -> str:
     lines = [f"{passed}/{n} submissions passed ({passed / n:.0%})" if n else "no submissions"]
     if common:
         lines.append("most common mistakes: " + ", ".join(f"{m} ({k})" for m, k in common))
+    errors = sum(bool(r.error) for r in reports)
+    if errors:
+        lines.append(f"{errors} not graded: internal grader error (see above)")
     return "\n".join(lines)
+
+
+def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = True) -> str:
+    """All reports in one format, ending in a newline (JSON: one object for a single file)."""
+    if fmt == "json":
+        body = (
+            to_json(reports[0])
+            if single
+            else json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False)
+        )
+    elif fmt == "junit":
+        body = junit(reports)
+    elif fmt == "csv":
+        return class_csv(reports)
+    else:
+        body = "\n\n".join(text(r, lang) for r in reports)
+    return body + "\n"

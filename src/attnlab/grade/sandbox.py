@@ -1,39 +1,54 @@
-"""Run learner code in a separate, limited process and bring back only arrays.
+"""Run learner code in an isolated child and bring back only arrays.
 
-The child is ``python -I`` (no user site, no PYTHONPATH, no cwd on sys.path) with no stdin, a
-wall-clock timeout, an address-space limit, one BLAS thread and a minimal environment. It
-receives inputs as a NumPy ``.npz`` (loaded without pickle) and returns plain numeric arrays the
-same way. Its stdout and stderr are captured and never parsed, so printing cannot forge a report.
+Two isolation levels, named in every report:
+
+- ``bwrap``: bubblewrap namespaces (see ``attnlab.grade.bwrap``): no network, no other files, no
+  view of other processes, host user ``nobody``, a private tmpfs; the child sees only the
+  standard library and NumPy.
+- ``process``: a plain ``python -I -S`` child in its own process group whose ``sys.path`` holds
+  the standard library and a folder that links to NumPy alone. It cannot import attnlab or torch
+  by name, but it runs as the grader's user and could read or write what that user can.
+
+Both get no stdin, a minimal environment, resource limits (address space, CPU seconds, file size,
+open files; processes too under bwrap as root), and a wall-clock timeout after which the whole
+process group (under bwrap: the whole PID namespace) is killed. Inputs go in through a memfd,
+results come back through a pipe; stdout and stderr are read concurrently and capped, so a
+submission can neither stall the grader on a pipe nor fill its memory.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import selectors
+import shutil
 import signal
 import subprocess
-import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-CHILD = Path(__file__).with_name("_child.py")
-KEEP_ENV = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "OPENBLAS_CORETYPE",
-    "OPENBLAS_L2_SIZE",
-    "SYSTEMROOT",
-)
+from . import _child, bwrap
+
+CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
+RESULTS_MAX = 512 * 2**20  # a result stream larger than this is the submission's fault
+FILE_MAX = 64 * 2**20
+KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+ISOLATIONS = ("auto", "bwrap", "process")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the submission): an internal grader error."""
 
 
 @dataclass
 class CaseResult:
-    outputs: list[np.ndarray] = field(default_factory=list)  # numeric parts of the return value
+    outputs: list[np.ndarray | None] = field(default_factory=list)  # numeric parts returned
     n_parts: int = 0
     kind: str | None = None  # type name of the return value
     types: list[str] | None = None
@@ -45,24 +60,192 @@ class CaseResult:
 @dataclass
 class RunResult:
     cases: list[CaseResult]
+    isolation: str = "process"
     load_error: str | None = None
     forbidden: str | None = None
     missing: str | None = None
     timeout: bool = False
-    crashed: str | None = None  # the child died without a status (killed, out of memory)
+    crashed: str | None = None  # the child died without sending results (killed, out of memory)
     stdout: str = ""
     stderr: str = ""
+    dropped: int = 0  # bytes of output beyond the cap
 
 
-def _limits(memory_mb: int):
+def resolve_isolation(isolation: str = "auto") -> str:
+    """``bwrap`` where it works, else ``process``; asking for ``bwrap`` where it cannot work is
+    an error that says why."""
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+    if isolation == "process":
+        return "process"
+    why = bwrap.unavailable_reason()
+    if why is None:
+        return "bwrap"
+    if isolation == "bwrap":
+        raise SandboxError(why)
+    return "process"
+
+
+def _limits(memory_mb: int, cpu_seconds: int):
     def apply() -> None:
         import resource
 
-        limit = memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        mem = memory_mb * 2**20
+        for res, value in (
+            (resource.RLIMIT_AS, mem),
+            (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_CPU, cpu_seconds),
+            (resource.RLIMIT_FSIZE, FILE_MAX),
+            (resource.RLIMIT_NOFILE, 256),
+        ):
+            resource.setrlimit(res, (value, value))
 
     return apply
+
+
+def _input_memfd(source: str, function: str, cases: list[dict], allowed, filename: str) -> int:
+    spec = {
+        "function": function,
+        "allowed": allowed,
+        "filename": filename,
+        "cases": [
+            {
+                "arrays": list(c["arrays"]),
+                "scalars": c.get("scalars", []),
+                "kwargs": c.get("kwargs", {}),
+            }
+            for c in cases
+        ],
+    }
+    arrays = {f"c{i}_{n}": a for i, c in enumerate(cases) for n, a in c["arrays"].items()}
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        __spec__=np.frombuffer(json.dumps(spec).encode(), dtype=np.uint8),
+        __source__=np.frombuffer(source.encode("utf-8"), dtype=np.uint8),
+        **arrays,
+    )
+    fd = os.memfd_create("attnlab-cases", 0)  # inheritable on purpose: the child reads it
+    os.write(fd, buf.getvalue())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class _Pipes:
+    """Reads several pipes at once with caps; never blocks past a deadline."""
+
+    def __init__(self, fds: dict[str, int], caps: dict[str, int]):
+        self.sel = selectors.DefaultSelector()
+        self.data = {name: bytearray() for name in fds}
+        self.caps, self.dropped = caps, dict.fromkeys(fds, 0)
+        for name, fd in fds.items():
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ, name)
+
+    def pump(self, until: float) -> bool:
+        """Read until every pipe is closed (True) or ``until`` passes (False)."""
+        while self.sel.get_map():
+            left = until - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in self.sel.select(min(left, 0.5)):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    self.sel.unregister(key.fd)
+                    continue
+                buf, cap = self.data[key.data], self.caps[key.data]
+                room = max(0, cap - len(buf))
+                buf += chunk[:room]
+                self.dropped[key.data] += len(chunk) - min(room, len(chunk))
+        return True
+
+    def close(self) -> None:
+        for key in list(self.sel.get_map().values()):
+            self.sel.unregister(key.fd)
+        self.sel.close()
+
+
+def _env(home: str) -> dict[str, str]:
+    env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
+    env.update(
+        PATH="/usr/bin:/bin",
+        LANG="C.UTF-8",
+        HOME=home,
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    return env
+
+
+def _process_site(tmp: Path) -> str:
+    """A folder that links to NumPy alone: the only third-party path the child gets."""
+    site = tmp / "site"
+    site.mkdir()
+    for d in bwrap.numpy_dirs():
+        (site / d.name).symlink_to(d, target_is_directory=True)
+    return str(site)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path, limits) -> tuple:
+    exe, _ = bwrap.interpreter_files()
+    root = isolation == "bwrap" and os.geteuid() == 0
+    site = bwrap.SITE if isolation == "bwrap" else _process_site(tmp)
+    inner = [str(exe), "-I", "-S", "-c", CHILD_SOURCE, str(in_fd), str(out_w), site]
+    inner.append(str(bwrap.NOBODY if root else 0))
+    extra_fds: tuple[int, ...] = ()
+    if isolation == "bwrap":
+        env = _env("/tmp")
+        if root:
+            info_r, info_w = os.pipe()
+            block_r, block_w = os.pipe()
+            inner_cmd = [
+                *bwrap.command(env, map_uid_outside=True),
+                "--info-fd",
+                str(info_w),
+                "--userns-block-fd",
+                str(block_r),
+            ]
+            extra_fds = (info_w, block_r)
+        else:
+            inner_cmd = bwrap.command(env, map_uid_outside=False)
+        cmd, env, cwd = [*inner_cmd, *inner], None, "/"
+    else:
+        cmd, env, cwd = inner, _env(str(tmp)), str(tmp)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env if env is not None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        start_new_session=True,
+        pass_fds=(in_fd, out_w, *extra_fds),
+        preexec_fn=limits,
+    )
+    if root:
+        os.close(info_w)
+        os.close(block_r)
+        try:
+            bwrap.wait_and_map_uid(info_r, block_w)
+        except OSError as e:
+            _kill_group(proc)
+            proc.wait()
+            _, err = proc.communicate()
+            raise SandboxError(f"{e}: {err.decode(errors='replace').strip()}") from None
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+    return proc
 
 
 def run_submission(
@@ -73,89 +256,108 @@ def run_submission(
     timeout: float = 10.0,
     memory_mb: int = 2048,
     filename: str = "submission.py",
+    isolation: str = "auto",
 ) -> RunResult:
-    """Call ``function`` from ``source`` on every case in a sandboxed child process.
+    """Call ``function`` from ``source`` on every case in an isolated child process.
 
     Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}}``; arrays are
-    passed positionally in order, then the scalars, then the keyword arguments.
+    passed positionally in order, then the scalars, then the keyword arguments. Raises
+    ``SandboxError`` only when the sandbox itself fails, never for what the submission does.
     """
-    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
-        wd = Path(tmp)
-        (wd / "submission.py").write_text(source, encoding="utf-8")
-        arrays = {f"c{i}_{n}": a for i, c in enumerate(cases) for n, a in c["arrays"].items()}
-        np.savez(wd / "cases.npz", **arrays)
-        spec = {
-            "function": function,
-            "allowed": allowed_imports,
-            "filename": filename,
-            "cases": [
-                {
-                    "arrays": list(c["arrays"]),
-                    "scalars": c.get("scalars", []),
-                    "kwargs": c.get("kwargs", {}),
-                }
-                for c in cases
-            ],
-        }
-        (wd / "spec.json").write_text(json.dumps(spec))
-        env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
-        env.update(
-            OPENBLAS_NUM_THREADS="1",
-            OMP_NUM_THREADS="1",
-            MKL_NUM_THREADS="1",
-            PYTHONHASHSEED="0",
-            PYTHONDONTWRITEBYTECODE="1",
-            HOME=tmp,
-        )
-        proc = subprocess.Popen(
-            [sys.executable, "-I", str(CHILD), tmp],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=tmp,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_limits(memory_mb) if os.name == "posix" else None,
-        )
+    level = resolve_isolation(isolation)
+    tmp = Path(tempfile.mkdtemp(prefix="attnlab-grade-"))  # process mode's cwd; empty otherwise
+    in_fd = _input_memfd(source, function, cases, allowed_imports, filename)
+    out_r, out_w = os.pipe()
+    try:
+        limits = _limits(memory_mb, int(timeout) + 2)
+        proc = _spawn(level, in_fd, out_w, tmp, limits)
+        os.close(out_w)
+        out_w = -1
+        return _collect(proc, out_r, [len(c["arrays"]) for c in cases], timeout, level)
+    finally:
+        for fd in (in_fd, out_r, out_w):
+            if fd >= 0:
+                os.close(fd)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) -> RunResult:
+    caps = {"stdout": OUTPUT_KEEP, "stderr": OUTPUT_KEEP, "results": RESULTS_MAX}
+    fds = {"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno(), "results": out_r}
+    pipes = _Pipes(fds, caps)
+    start = time.monotonic()
+    try:
+        finished = pipes.pump(start + timeout)
+        if not finished and proc.poll() is None:
+            _kill_group(proc)  # bwrap: the PID namespace goes with it
+            proc.wait()
+            pipes.pump(time.monotonic() + 0.5)
+            return _result(pipes, level, timeout=True)
         try:
-            out, err = proc.communicate(timeout=timeout)
+            proc.wait(timeout=max(0.5, start + timeout - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            return RunResult([], timeout=True, stdout=_text(out), stderr=_text(err))
-        status_file = wd / "status.json"
-        if not status_file.exists():
-            why = f"exit code {proc.returncode}" + (
-                f" (signal {-proc.returncode})" if proc.returncode < 0 else ""
-            )
-            tail = _text(err).strip().splitlines()[-3:]
-            return RunResult(
-                [],
-                crashed=why + ("\n" + "\n".join(tail) if tail else ""),
-                stdout=_text(out),
-                stderr=_text(err),
-            )
-        status = json.loads(status_file.read_text())
-        result = RunResult([], stdout=_text(out), stderr=_text(err))
-        le = status["load_error"]
-        if le is not None:
-            result.forbidden = le.get("forbidden")
-            result.missing = le.get("missing")
-            result.load_error = le.get("traceback")
-            return result
-        data = np.load(wd / "out.npz", allow_pickle=False) if (wd / "out.npz").exists() else {}
-        for i, entry in enumerate(status["cases"]):
-            cr = CaseResult(n_parts=entry["n"], kind=entry["kind"], types=entry["types"])
-            if entry["error"] is not None:
-                cr.error, cr.forbidden = entry["error"]["traceback"], entry["error"]["forbidden"]
-            else:
-                cr.outputs = [
-                    data[f"r{i}_{j}"] if f"r{i}_{j}" in data else None for j in range(entry["n"])
-                ]
-                cr.inputs_after = [data[f"a{i}_{j}"] for j in range(len(cases[i]["arrays"]))]
-            result.cases.append(cr)
+            _kill_group(proc)
+            proc.wait()
+            return _result(pipes, level, timeout=True)
+        pipes.pump(time.monotonic() + 0.5)  # process mode: a background child may hold a pipe
+    finally:
+        _kill_group(proc)  # anything the submission left behind in its group
+        pipes.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    if pipes.dropped["results"]:
+        return _result(pipes, level, crashed="it sent back more than 512 MiB of results")
+    return _parse(pipes, proc.returncode, n_arrays, level)
+
+
+def _text(b: bytes | bytearray) -> str:
+    return bytes(b).decode("utf-8", errors="replace")
+
+
+def _result(pipes: _Pipes, level: str, **kw) -> RunResult:
+    return RunResult(
+        [],
+        isolation=level,
+        stdout=_text(pipes.data["stdout"]),
+        stderr=_text(pipes.data["stderr"]),
+        dropped=pipes.dropped["stdout"] + pipes.dropped["stderr"],
+        **kw,
+    )
+
+
+def _parse(pipes: _Pipes, returncode: int, n_arrays: list[int], level: str) -> RunResult:
+    raw = bytes(pipes.data["results"])
+    if not raw.startswith(_child.MAGIC):
+        err = _text(pipes.data["stderr"]).strip().splitlines()
+        raise SandboxError(
+            f"the sandbox did not start (exit code {returncode}): {err[-1] if err else 'no output'}"
+        )
+    raw = raw[len(_child.MAGIC) :]
+    size = int.from_bytes(raw[:8], "little") if len(raw) >= 8 else -1
+    if size != len(raw) - 8:
+        why = f"exit code {returncode}" + (f" (signal {-returncode})" if returncode < 0 else "")
+        tail = _text(pipes.data["stderr"]).strip().splitlines()[-3:]
+        return _result(pipes, level, crashed=why + ("\n" + "\n".join(tail) if tail else ""))
+    try:  # the child can write anything to its pipe: untrusted, checked as it is read
+        data = dict(np.load(io.BytesIO(raw[8:]), allow_pickle=False))
+        status = json.loads(bytes(data.pop("__status__")).decode())
+        return _from_status(_result(pipes, level), status, data, n_arrays)
+    except Exception as e:
+        return _result(pipes, level, crashed=f"it sent back unreadable results ({e!r:.200})")
+
+
+def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int]) -> RunResult:
+    le = status["load_error"]
+    if le is not None:
+        result.forbidden, result.missing = le.get("forbidden"), le.get("missing")
+        result.load_error = le.get("traceback")
         return result
-
-
-def _text(b: bytes | None) -> str:
-    return (b or b"").decode("utf-8", errors="replace")
+    for i, (entry, n_in) in enumerate(zip(status["cases"], n_arrays, strict=False)):
+        cr = CaseResult(n_parts=int(entry["n"]), kind=entry["kind"], types=entry["types"])
+        if entry["error"] is not None:
+            cr.error, cr.forbidden = entry["error"]["traceback"], entry["error"]["forbidden"]
+        else:
+            cr.outputs = [data.get(f"r{i}_{j}") for j in range(cr.n_parts)]
+            cr.inputs_after = [data[f"a{i}_{j}"] for j in range(n_in)]
+        result.cases.append(cr)
+    return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UserError
 from ..files import atomic_write_text
 from .exercises import EXERCISES
 
@@ -64,7 +65,7 @@ def write_starter(name: str, path: str | Path | None = None, force: bool = False
     """Write the starter for ``name`` to ``path`` (default ``NAME.py``); never overwrites unless
     ``force``. The file appears whole or not at all (temp file + rename)."""
     if name not in EXERCISES:
-        raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(EXERCISES)}")
+        raise UserError(f"unknown exercise {name!r}; choose one of {', '.join(EXERCISES)}")
     path = Path(path) if path is not None else Path(f"{name}.py")
     if path.is_dir():
         path = path / f"{name}.py"

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from .base import EXERCISE_BASE, LANGS, Context, Lesson, Step
+from ..errors import UserError
+from ..i18n import LANGS
+from .base import EXERCISE_BASE, Context, Lesson, Step
 from .lesson1 import LESSON as LESSON1
 from .lesson2 import LESSON as LESSON2
 from .lesson3 import LESSON as LESSON3
@@ -24,7 +26,7 @@ LESSONS: dict[int, Lesson] = {
 
 def get(number: int) -> Lesson:
     if number not in LESSONS:
-        raise ValueError(
+        raise UserError(
             f"no lesson {number}; lessons are {sorted(LESSONS)} (see 'attnlab lesson list')"
         )
     return LESSONS[number]
@@ -32,13 +34,13 @@ def get(number: int) -> Lesson:
 
 def _pick(steps: list[Step] | tuple, k: int, what: str, lesson: Lesson) -> Step:
     if not 1 <= k <= len(steps):
-        raise ValueError(f"lesson {lesson.number} has {what} 1..{len(steps)}, got {k}")
+        raise UserError(f"lesson {lesson.number} has {what} 1..{len(steps)}, got {k}")
     return steps[k - 1]
 
 
 def _check_lang(lang: str) -> None:
     if lang not in LANGS:
-        raise ValueError(f"unknown language {lang!r}; choose one of {list(LANGS)}")
+        raise UserError(f"unknown language {lang!r}; choose one of {list(LANGS)}")
 
 
 def list_lessons(lang: str = "en") -> str:

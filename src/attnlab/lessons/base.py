@@ -17,17 +17,9 @@ from typing import TextIO
 
 import numpy as np
 
-LANGS = ("en", "ja")
+from ..i18n import Text
+
 EXERCISE_BASE = 100
-
-
-@dataclass(frozen=True)
-class Text:
-    en: str
-    ja: str
-
-    def __call__(self, lang: str) -> str:
-        return self.ja if lang == "ja" else self.en
 
 
 @dataclass

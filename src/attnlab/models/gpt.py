@@ -17,15 +17,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..catalog import POSITIONS
 from ..config import from_dict as strict_from_dict
+from ..errors import UserError
 from ..nn import (
     KVCache,
     LearnedPositionalEmbedding,
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
 )
-
-POSITIONS = ("learned", "sinusoidal", "rope")
 
 
 @dataclass
@@ -42,12 +42,12 @@ class GPTConfig:
 
     def __post_init__(self) -> None:
         if self.pos not in POSITIONS:
-            raise ValueError(f"pos must be one of {POSITIONS}, got {self.pos!r}")
+            raise UserError(f"pos must be one of {POSITIONS}, got {self.pos!r}")
         if self.n_embd % self.n_head:
-            raise ValueError(f"n_head ({self.n_head}) must divide n_embd ({self.n_embd})")
+            raise UserError(f"n_head ({self.n_head}) must divide n_embd ({self.n_embd})")
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise UserError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     @classmethod
     def from_dict(cls, d: dict) -> GPTConfig:
@@ -145,7 +145,7 @@ class GPT(nn.Module):
         B, T = idx.shape
         past = len(caches[0]) if caches else 0
         if past + T > self.config.block_size and self.config.pos == "learned":
-            raise ValueError(
+            raise UserError(
                 f"sequence of {past + T} positions exceeds block_size {self.config.block_size} "
                 "(learned positions end there)"
             )
@@ -192,7 +192,7 @@ class GPT(nn.Module):
         tokens (what nanoGPT's generate does).
         """
         if idx.shape[1] == 0:
-            raise ValueError("generate needs a prompt of at least one token")
+            raise UserError("generate needs a prompt of at least one token")
         bs = self.config.block_size
         caches: list[KVCache] | None = None
         context = idx
@@ -220,7 +220,7 @@ def sample_next(
     """One token per row of logits (B, vocab): greedy at temperature 0, else sampled after
     top-k and nucleus (top-p) filtering."""
     if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+        raise UserError(f"temperature must be >= 0, got {temperature}")
     if temperature == 0:
         return logits.argmax(dim=-1)
     logits = logits / temperature
@@ -229,7 +229,7 @@ def sample_next(
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if top_p is not None:
         if not 0 < top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+            raise UserError(f"top_p must be in (0, 1], got {top_p}")
         sorted_logits, order = torch.sort(logits, descending=True)
         cum = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
         drop = (

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import from_dict
+from ..errors import UserError
 from .gpt import sample_next
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
@@ -32,7 +33,7 @@ class RNNConfig:
 
     def __post_init__(self) -> None:
         if self.kind not in CELLS:
-            raise ValueError(f"kind must be one of {sorted(CELLS)}, got {self.kind!r}")
+            raise UserError(f"kind must be one of {sorted(CELLS)}, got {self.kind!r}")
 
 
 class CharRNN(nn.Module):

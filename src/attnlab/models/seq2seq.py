@@ -23,9 +23,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ..catalog import ATTENTION_KINDS
+from ..errors import UserError
 from ..nn import AdditiveAttention, LuongAttention
-
-ATTENTION_KINDS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Seq2SeqConfig:
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_KINDS:
-            raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
+            raise UserError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import torch
 
+from ..errors import UserError
 from ..files import atomic_write
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError):
     """A checkpoint that is missing, truncated, or not an attnlab checkpoint."""
 
 

@@ -14,69 +14,13 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..catalog import PRESETS
 from ..data import BUILTIN, CharTokenizer, TokenData, load_corpus
+from ..errors import UserError
 from ..files import atomic_write_text
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
 from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
-
-PRESETS: dict[str, dict[str, dict]] = {
-    # about a minute on 2 CPU cores
-    "tiny": {
-        "model": {"block_size": 64, "n_layer": 3, "n_head": 4, "n_embd": 96, "dropout": 0.0},
-        "train": {
-            "max_iters": 1000,
-            "batch_size": 16,
-            "lr": 2e-3,
-            "min_lr": 2e-4,
-            "warmup_iters": 50,
-            "eval_interval": 250,
-            "eval_iters": 20,
-        },
-    },
-    # nanoGPT's published CPU recipe for shakespeare_char (val loss about 1.88 after 2000 iters),
-    # with rotary positions: 1.78 here (learned positions, nanoGPT's own architecture: 1.90),
-    # with rotary positions: 1.78 here (learned positions, nanoGPT's architecture: 1.90)
-    "nanogpt-cpu": {
-        "model": {
-            "block_size": 64,
-            "n_layer": 4,
-            "n_head": 4,
-            "n_embd": 128,
-            "dropout": 0.0,
-            "bias": False,
-            "pos": "rope",
-        },
-        "train": {
-            "max_iters": 2000,
-            "lr_decay_iters": 2000,
-            "batch_size": 12,
-            "lr": 1e-3,
-            "min_lr": 1e-4,
-            "warmup_iters": 100,
-            "beta2": 0.99,
-            "weight_decay": 0.1,
-            "grad_clip": 1.0,
-            "eval_interval": 250,
-            "eval_iters": 20,
-        },
-    },
-    # nanoGPT's GPU recipe (val loss about 1.47 on Tiny Shakespeare); use --device cuda
-    "gpu": {
-        "model": {"block_size": 256, "n_layer": 6, "n_head": 6, "n_embd": 384, "dropout": 0.2},
-        "train": {
-            "max_iters": 5000,
-            "lr_decay_iters": 5000,
-            "batch_size": 64,
-            "lr": 1e-3,
-            "min_lr": 1e-4,
-            "warmup_iters": 100,
-            "beta2": 0.99,
-            "eval_interval": 250,
-            "eval_iters": 200,
-        },
-    },
-}
 
 
 class LMTask:
@@ -120,7 +64,7 @@ class LMRunConfig:
 
 def resolve(cfg: LMRunConfig, vocab_size: int) -> tuple[GPTConfig, TrainConfig]:
     if cfg.preset not in PRESETS:
-        raise ValueError(f"unknown preset {cfg.preset!r}; choose one of {', '.join(PRESETS)}")
+        raise UserError(f"unknown preset {cfg.preset!r}; choose one of {', '.join(PRESETS)}")
     p = PRESETS[cfg.preset]
     model = GPTConfig.from_dict({**p["model"], **cfg.model, "vocab_size": vocab_size})
     train = TrainConfig.from_dict({**p["train"], **cfg.train})
@@ -137,7 +81,7 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
         tok = CharTokenizer.load(out / "tokenizer.json")
         model_cfg = saved["model"]
         if cfg.model and any(saved["model"].get(k) != v for k, v in cfg.model.items()):
-            raise ValueError(
+            raise UserError(
                 f"cannot change the model of an existing run when resuming ({sorted(cfg.model)})"
             )
         train = TrainConfig.from_dict({**saved["train"], **cfg.train})
@@ -172,7 +116,7 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
 def read_config(run_dir: str | Path) -> dict:
     path = Path(run_dir) / "config.json"
     if not path.is_file():
-        raise FileNotFoundError(
+        raise UserError(
             f"{run_dir}: not a run directory (no config.json); train one with 'attnlab train gpt --out {run_dir}'"
         )
     return json.loads(path.read_text(encoding="utf-8"))

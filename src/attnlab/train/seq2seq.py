@@ -18,6 +18,7 @@ from torch import nn
 
 from ..config import from_dict
 from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
+from ..errors import UserError
 from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
 from .checkpoint import load_model
@@ -134,12 +135,12 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
 def read_run(run_dir: str | Path) -> dict:
     path = Path(run_dir) / "config.json"
     if not path.is_file():
-        raise FileNotFoundError(
+        raise UserError(
             f"{run_dir}: not a run directory (no config.json); train one with 'attnlab train seq2seq --out {run_dir}'"
         )
     cfg = json.loads(path.read_text(encoding="utf-8"))
     if cfg.get("kind") != "seq2seq":
-        raise ValueError(f"{run_dir}: a {cfg.get('kind', 'gpt')!r} run, not a seq2seq run")
+        raise UserError(f"{run_dir}: a {cfg.get('kind', 'gpt')!r} run, not a seq2seq run")
     return cfg
 
 
@@ -151,7 +152,7 @@ def load_seq2seq(run_dir: str | Path, device: str = "cpu") -> Seq2Seq:
 def translate(model: Seq2Seq, text: str) -> tuple[str, torch.Tensor | None]:
     """The ISO date for ``text`` and the alignment weights (10 output chars, len(text) input chars)."""
     if not text:
-        raise ValueError("nothing to translate: the input is empty")
+        raise UserError("nothing to translate: the input is empty")
     src, lens, _, _ = encode_batch([(text, "0000-00-00")])
     pred, w = model.greedy(src, lens, TGT.index[SOS], OUT_LEN)
     out = TGT.decode(pred[0, :ISO_LEN].tolist())

@@ -22,6 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import from_dict as strict_from_dict
+from ..errors import UserError
 from .checkpoint import load_checkpoint, save_checkpoint
 
 
@@ -94,9 +95,9 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda, but torch sees no CUDA device here")
+        raise UserError("--device cuda, but torch sees no CUDA device here")
     if name not in ("cpu", "cuda"):
-        raise ValueError(f"device must be cpu, cuda or auto, got {name!r}")
+        raise UserError(f"device must be cpu, cuda or auto, got {name!r}")
     return torch.device(name)
 
 
@@ -191,7 +192,7 @@ class Trainer:
         ckpt_path = None if self.run_dir is None else self.run_dir / "checkpoint.pt"
         if resume:
             if ckpt_path is None:
-                raise ValueError("resume needs a run directory")
+                raise UserError("resume needs a run directory")
             state = load_checkpoint(ckpt_path, map_location=device)
             raw.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])

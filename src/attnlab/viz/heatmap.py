@@ -77,12 +77,19 @@ def head_grid(
     title: str = "",
     row_name: str = "layer",
     col_name: str = "head",
+    layers: Sequence[int] | None = None,
+    heads: Sequence[int] | None = None,
 ) -> Figure:
-    """A grid of heatmaps: ``weights`` ``(L, H, T, S)`` -> L rows x H columns of panels."""
+    """A grid of heatmaps: ``weights`` ``(L, H, T, S)`` -> L rows x H columns of panels.
+
+    ``layers``/``heads`` are the numbers shown in the panel titles (default 0..L-1, 0..H-1), so
+    a slice of a model's weights keeps the model's own layer and head numbers."""
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 4:
         raise ValueError(f"head_grid needs (L, H, T, S) weights, got shape {weights.shape}")
     L, H, T, S = weights.shape
+    layers = list(range(L)) if layers is None else list(layers)
+    heads = list(range(H)) if heads is None else list(heads)
     key_labels = labels if key_labels is None else key_labels
     _prepare_fonts(labels, key_labels, title)
     fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 0.6, 2.3 * L + 0.6), squeeze=False)
@@ -90,7 +97,7 @@ def head_grid(
         for h in range(H):
             ax = axes[i, h]
             ax.imshow(weights[i, h], cmap="viridis", vmin=0.0, aspect="auto")
-            ax.set_title(f"{row_name} {i} · {col_name} {h}", fontsize=8)
+            ax.set_title(f"{row_name} {layers[i]} · {col_name} {heads[h]}", fontsize=8)
             small = T <= 24 and S <= 24
             ax.set_xticks(range(S) if small else [], key_labels if small and key_labels else [])
             ax.set_yticks(range(T) if small else [], labels if small and labels else [])

@@ -1,0 +1,65 @@
+"""``attnlab bench``: time and memory of attention against the sequence length."""
+
+from __future__ import annotations
+
+from ..bench.methods import METHODS
+from ._args import int_list, name_list, positive_int, progress_wanted
+
+NAME = "bench"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="time and memory of attention against sequence length (naive, tiled, torch)",
+        description="Lesson 1's exercise 3 as a tool: for each length T and method, the median "
+        "time, growth per doubling of T, GFLOP/s (4*H*T^2*d, halved when causal), its share of "
+        "this machine's measured matmul GFLOP/s, peak extra memory (each measurement in its own "
+        f"process) and the time relative to torch. Methods: {', '.join(METHODS)}.",
+        epilog="examples: attnlab bench --causal | attnlab bench --lengths 4096 --methods "
+        "tiled,torch --causal --repeats 5 | attnlab bench --plot bench.png",
+    )
+    p.add_argument(
+        "--lengths",
+        type=int_list,
+        default=(1000, 2000, 4000, 8000),
+        help="comma-separated T values (default 1000,2000,4000,8000)",
+    )
+    p.add_argument(
+        "--methods",
+        type=name_list(METHODS),
+        default=("naive", "tiled", "torch"),
+        help="comma-separated (default naive,tiled,torch)",
+    )
+    p.add_argument("--heads", type=positive_int, default=8)
+    p.add_argument("--dim", type=positive_int, default=64, help="head width d (default 64)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument(
+        "--causal",
+        action="store_true",
+        help="causal attention (skips half the work where possible)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=positive_int,
+        default=3,
+        help="timed runs per measurement; the median is shown",
+    )
+    p.add_argument("--plot", metavar="FILE", help="write a log-log plot of time vs T (PNG)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(run=run)
+
+
+def run(a) -> int:
+    from .. import bench
+
+    cfg = bench.BenchConfig(
+        a.lengths, a.methods, a.heads, a.dim, a.dtype, a.causal, a.repeats, a.plot, a.json
+    )
+    rows, roof = bench.run(cfg, progress=not a.json and progress_wanted())
+    print(bench.to_json(rows, roof, cfg) if a.json else bench.table(rows, roof, cfg))
+    if a.plot:
+        bench.plot(rows, cfg, a.plot)
+        if not a.json:
+            print(f"plot written to {a.plot}")
+    return 0

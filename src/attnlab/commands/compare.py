@@ -1,0 +1,43 @@
+"""``attnlab compare lm|seq2seq``: competing models on the same data and time budget."""
+
+from __future__ import annotations
+
+from ._args import nonneg_int, positive_float, progress_wanted
+
+NAME = "compare"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="train competing models on the same budget and tabulate them",
+        description="'attnlab compare lm': transformer vs RNN, LSTM and GRU character models on "
+        "the same data and time budget (params, tokens/s, val loss, perplexity, a sample). "
+        "'attnlab compare seq2seq': every attention kind and the no-attention baseline on dates. "
+        "The budget counts training steps only, not evaluation.",
+    )
+    p.add_argument("what", choices=["lm", "seq2seq"])
+    p.add_argument("--corpus", metavar="FILE", help="UTF-8 text (lm only; default: built-in)")
+    p.add_argument(
+        "--budget-seconds",
+        type=positive_float,
+        default=60.0,
+        help="training time per model (default 60)",
+    )
+    p.add_argument("--seed", type=nonneg_int, default=0)
+    p.set_defaults(run=run)
+
+
+def run(a) -> int:
+    if a.what == "lm":
+        from ..train.compare import compare_lm, format_rows
+
+        rows = compare_lm(a.corpus, a.budget_seconds, a.seed, progress=progress_wanted())
+        print(f"same data, {a.budget_seconds:g} s of training each, block 64, batch 16\n")
+        print(format_rows(rows))
+        return 0
+    from ..train.seq2seq import compare_seq2seq, format_comparison
+
+    rows = compare_seq2seq(a.budget_seconds, a.seed, progress=progress_wanted())
+    print(format_comparison(rows))
+    return 0

@@ -1,0 +1,45 @@
+"""``attnlab exercise``: list the exercises or write a starter file."""
+
+from __future__ import annotations
+
+from ..errors import UserError
+from ._args import add_lang
+
+NAME = "exercise"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="list the exercises or write a starter file",
+        description="'attnlab exercise list' shows the exercises; 'attnlab exercise start NAME "
+        "[PATH]' writes a starter file with the contract and TODOs (never overwrites without "
+        "--force).",
+    )
+    p.add_argument("action", choices=["list", "start"])
+    p.add_argument("name", nargs="?", help="exercise name, for start")
+    p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    add_lang(p, "summaries and starter")
+    p.set_defaults(run=run)
+
+
+def run(a) -> int:
+    from ..grade import EXERCISES, write_starter
+
+    if a.action == "list":
+        width = max(map(len, EXERCISES))
+        for ex in EXERCISES.values():
+            where = f"  (lesson {ex.lesson})" if ex.lesson else ""
+            print(f"{ex.name.ljust(width)}  {ex.summary(a.lang)}{where}")
+        return 0
+    if a.name is None:
+        raise UserError("exercise start needs a NAME (see 'attnlab exercise list')")
+    if a.name not in EXERCISES:
+        raise UserError(f"unknown exercise {a.name!r}; choose one of {', '.join(EXERCISES)}")
+    try:
+        written = write_starter(a.name, a.file, a.force)
+    except (FileExistsError, IsADirectoryError) as e:
+        raise UserError(str(e)) from None
+    print(f"wrote {written}; fill in the TODO, then run: attnlab grade {written}")
+    return 0

@@ -1,0 +1,106 @@
+"""``attnlab grade``: grade a learner's NumPy attention against PyTorch and name the mistake."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from ._args import add_lang, bounded_float, bounded_int, nonneg_int, positive_int
+
+NAME = "grade"
+FORMATS = ("text", "json", "junit", "csv")
+
+
+def add_parser(sub) -> None:
+    from ..grade import EXERCISES
+
+    p = sub.add_parser(
+        NAME,
+        help="grade a NumPy attention exercise against PyTorch and name the mistake",
+        description="Grade FILE (.py or .ipynb) or every file in DIR. Each submission runs in a "
+        "bubblewrap sandbox (no network, no other files, only the standard library and NumPy, an "
+        "unprivileged user, a timeout and resource limits); its results are compared here with "
+        "PyTorch on fixed and random cases, and known mistakes are named with a hint. Without "
+        "bwrap a single file is graded with process isolation only (the report says so) and a "
+        "folder is refused unless --no-sandbox is given. Exit 0 if every check passes, 1 if any "
+        "fails, 2 on usage errors and internal grader errors.",
+        epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
+        "attnlab grade submissions/ --exercise self_attention --format csv",
+    )
+    p.add_argument(
+        "path", metavar="FILE|DIR", help="a .py or .ipynb submission, or a folder of them"
+    )
+    p.add_argument(
+        "--exercise",
+        choices=list(EXERCISES),
+        metavar="NAME",
+        help="exercise name (default: detected from the function defined)",
+    )
+    p.add_argument("--format", choices=FORMATS, default="text", help="report format")
+    p.add_argument(
+        "--timeout",
+        type=bounded_float(0.5, 3600),
+        default=10.0,
+        metavar="S",
+        help="seconds per submission, 0.5 to 3600 (default 10)",
+    )
+    add_lang(p, "hints")
+    p.add_argument(
+        "--seed",
+        type=nonneg_int,
+        help="seed for the random cases (default: a fresh one, shown in the report)",
+    )
+    p.add_argument(
+        "--jobs", type=positive_int, help="parallel gradings for a folder (default: CPU count)"
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=bounded_int(256, 1 << 20),
+        default=2048,
+        metavar="MB",
+        help="address-space limit per submission, at least 256 (default 2048)",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without bwrap (process isolation only): the submissions can read and write "
+        "whatever your user can, see each other and reach the network. Only for code you trust.",
+    )
+    p.set_defaults(run=run)
+
+
+def run(a) -> int:
+    from .. import grade
+    from ..grade import report
+
+    path = Path(a.path)
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder")
+    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
+    kw = dict(
+        lang=a.lang,
+        timeout=a.timeout,
+        seed=seed,
+        memory_mb=a.memory_mb,
+        isolation="process" if a.no_sandbox else "auto",
+    )
+    try:
+        if path.is_dir():
+            reports = grade.grade_dir(
+                path, a.exercise, a.jobs, allow_unsandboxed=a.no_sandbox, **kw
+            )
+        else:
+            reports = [grade.grade_file(path, a.exercise, **kw)]
+    except (grade.UnsafeClassError, ValueError, OSError) as e:
+        raise UserError(str(e)) from None
+    print(report.render(reports, a.format, a.lang, single=not path.is_dir()), end="")
+    if path.is_dir():
+        print(report.class_summary(reports), file=sys.stderr)
+    errors = [r for r in reports if r.error]
+    for r in errors:
+        print(f"attnlab grade: {report.clean(r.file)}: {report.clean(r.error)}", file=sys.stderr)
+    if errors:
+        return 2
+    return 0 if all(r.passed for r in reports) else 1

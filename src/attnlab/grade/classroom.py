@@ -1,0 +1,69 @@
+"""Class mode: grade a folder of submissions, each read once and run in its own sandbox."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .grader import Check, Report, grade_text
+from .notebook import read_submission
+from .sandbox import resolve_isolation
+
+SUFFIXES = (".py", ".ipynb")
+
+
+class UnsafeClassError(RuntimeError):
+    """Class mode without a real sandbox, and the teacher did not say that is fine."""
+
+
+def submissions_in(folder: Path) -> list[Path]:
+    """The .py/.ipynb entries of ``folder``, symlinks included (they are refused, not followed)."""
+    return sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES)
+
+
+def _refused(path: Path, exercise: str | None, why: str, mistake: str) -> Report:
+    checks = [Check("submission", False, why)]
+    return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=str(path))
+
+
+def grade_dir(
+    folder: str | Path,
+    exercise: str | None = None,
+    jobs: int | None = None,
+    *,
+    isolation: str = "auto",
+    allow_unsandboxed: bool = False,
+    **kw,
+) -> list[Report]:
+    """Grade every .py/.ipynb in ``folder`` in parallel, each in its own sandbox.
+
+    Without bwrap (``isolation`` resolves to ``process``) a folder of untrusted code is refused
+    with ``UnsafeClassError`` unless ``allow_unsandboxed`` is set. The folder is only read.
+    """
+    level = resolve_isolation(isolation)
+    if level != "bwrap" and not allow_unsandboxed:
+        from . import bwrap
+
+        why = bwrap.unavailable_reason() or "process isolation was asked for"
+        raise UnsafeClassError(
+            f"refusing to grade a class folder without a sandbox ({why}); "
+            "pass --no-sandbox to grade it anyway with process isolation only"
+        )
+    files = submissions_in(Path(folder))
+    if not files:
+        raise ValueError(f"{folder}: no .py or .ipynb files to grade")
+
+    def one(p: Path) -> Report:
+        if p.is_symlink() or not p.is_file():
+            return _refused(p, exercise, "not a regular file (symlinks are not followed)", "crash")
+        try:
+            source = read_submission(p, follow_symlinks=False)
+            return grade_text(source, p, exercise, isolation=level, **kw)
+        except ValueError as e:  # unreadable, or could not tell the exercise: a report, not a crash
+            return _refused(p, exercise, str(e), "wrong_return")
+        except OSError as e:
+            return _refused(p, exercise, f"cannot read it ({e.strerror})", "crash")
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        return list(pool.map(one, files))
