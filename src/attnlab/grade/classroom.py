@@ -24,7 +24,7 @@ def submissions_in(folder: Path) -> list[Path]:
 
 def _refused(path: Path, exercise: str | None, why: str, mistake: str) -> Report:
     checks = [Check("submission", False, why)]
-    return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=str(path))
+    return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=path.name)
 
 
 def grade_dir(
@@ -50,7 +50,8 @@ def grade_dir(
             f"refusing to grade a class folder without a sandbox ({why}); "
             "pass --no-sandbox to grade it anyway with process isolation only"
         )
-    files = submissions_in(Path(folder))
+    folder = Path(folder)
+    files = submissions_in(folder)
     if not files:
         raise ValueError(f"{folder}: no .py or .ipynb files to grade")
 
@@ -59,7 +60,7 @@ def grade_dir(
             return _refused(p, exercise, "not a regular file (symlinks are not followed)", "crash")
         try:
             source = read_submission(p, follow_symlinks=False)
-            return grade_text(source, p, exercise, isolation=level, **kw)
+            return grade_text(source, p.relative_to(folder), exercise, isolation=level, **kw)
         except ValueError as e:  # unreadable, or could not tell the exercise: a report, not a crash
             return _refused(p, exercise, str(e), "wrong_return")
         except OSError as e:
