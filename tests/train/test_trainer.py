@@ -91,8 +91,9 @@ def test_truncated_and_foreign_checkpoints_are_clear_errors(tmp_path):
     save_checkpoint({"attnlab": 1, "model": {"w": torch.ones(3)}}, good)
     bad = tmp_path / "bad.pt"
     bad.write_bytes(good.read_bytes()[:100])
-    with pytest.raises(CheckpointError, match="not a readable attnlab checkpoint"):
+    with pytest.raises(CheckpointError, match="damaged or not an attnlab checkpoint") as e:
         load_checkpoint(bad)
+    assert "weights_only" not in str(e.value)  # never advise loading untrusted code
 
     class Evil:
         def __reduce__(self):
@@ -104,6 +105,21 @@ def test_truncated_and_foreign_checkpoints_are_clear_errors(tmp_path):
         load_checkpoint(evil)  # weights-only: the code never runs
     with pytest.raises(CheckpointError, match="no checkpoint there"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_flipped_bits_in_a_checkpoint_are_caught_by_its_checksum(tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    weights = torch.arange(4096, dtype=torch.float32)
+    save_checkpoint({"attnlab": 1, "model": {"w": weights}, "iter": 3}, path)
+    assert torch.equal(load_checkpoint(path)["model"]["w"], weights)
+    raw = bytearray(path.read_bytes())
+    at = raw.find(weights.numpy().tobytes()[4000:4016])  # inside the tensor's stored bytes
+    assert at > 0
+    raw[at + 3] ^= 0x10  # one bit of one float
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"damaged .*checksum") as e:
+        load_checkpoint(path)
+    assert str(path) in str(e.value) and "weights_only" not in str(e.value)
 
 
 def test_a_crash_mid_write_keeps_the_old_checkpoint(tmp_path, monkeypatch):

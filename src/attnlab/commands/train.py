@@ -27,6 +27,11 @@ def _common(p, default_out: str) -> None:
     p.add_argument(
         "--resume", action="store_true", help="continue the run in --out from its checkpoint"
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run already in --out (without it, an existing run is never overwritten)",
+    )
     p.add_argument("--max-iters", type=positive_int)
     p.add_argument("--max-seconds", type=positive_float, help="stop after this much training time")
     p.add_argument("--batch-size", type=positive_int)
@@ -70,7 +75,11 @@ def _add_seq2seq(tsub) -> None:
         "'2021年3月3日', ...) -> '2021-03-03'. Same trainer as the GPT: progress bar, eval "
         "(exact match on held-out dates), atomic checkpoints, --resume.",
     )
-    q.add_argument("--attention", default="bahdanau", choices=ATTENTION_KINDS)
+    q.add_argument(
+        "--attention",
+        choices=ATTENTION_KINDS,
+        help="attention kind (default bahdanau; a resumed run keeps its own)",
+    )
     _common(q, "runs/seq2seq")
     q.add_argument("--hidden", type=positive_int, help="encoder width per direction (default 64)")
     q.add_argument("--emb", type=positive_int, help="embedding width (default 32)")
@@ -112,7 +121,6 @@ def _flags(a, names) -> dict:
 
 
 def run_gpt(a) -> int:
-    from ..data import BUILTIN
     from ..models import GPTConfig
     from ..train.lm import LMRunConfig, train_lm
     from ..train.trainer import is_main_process
@@ -122,11 +130,12 @@ def run_gpt(a) -> int:
     train.update(_flags(a, TRAIN_FLAGS))
     cfg = LMRunConfig(
         out=a.out,
-        corpus=a.corpus or BUILTIN,
+        corpus=a.corpus,
         preset=a.preset,
         model=model,
         train=train,
         resume=a.resume,
+        force=a.force,
         progress=progress_wanted(),
     )
     result = train_lm(cfg)
@@ -153,6 +162,7 @@ def run_seq2seq(a) -> int:
         model=model,
         train=train,
         resume=a.resume,
+        force=a.force,
         progress=progress_wanted(),
     )
     result = train_seq2seq(cfg)

@@ -106,15 +106,22 @@ class TokenData:
         n = int(len(ids) * (1 - val_fraction))
         return cls(ids[:n], ids[n:])
 
+    def check_block(self, block_size: int) -> None:
+        """Both splits must hold at least one block plus its target: a UserError otherwise."""
+        for split, data in (("train", self.train), ("val", self.val)):
+            if len(data) <= block_size:
+                raise UserError(
+                    f"corpus too short: the {split} split has {len(data)} tokens, fewer than "
+                    f"block_size + 1 = {block_size + 1} (use a longer text or a smaller --block-size)"
+                )
+
     def batch(
         self, split: str, batch_size: int, block_size: int, gen: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Random blocks: x (B, T) and targets y (B, T), y shifted one to the right."""
         data = self.train if split == "train" else self.val
         if len(data) <= block_size:
-            raise UserError(
-                f"the {split} split has {len(data)} tokens, fewer than block_size + 1 = {block_size + 1}"
-            )
+            self.check_block(block_size)
         ix = torch.randint(len(data) - block_size, (batch_size,), generator=gen)
         x = torch.stack([data[i : i + block_size] for i in ix.tolist()])  # (B, T)
         y = torch.stack([data[i + 1 : i + 1 + block_size] for i in ix.tolist()])  # (B, T)

@@ -33,6 +33,8 @@ def get(number: int) -> Lesson:
 
 
 def _pick(steps: list[Step] | tuple, k: int, what: str, lesson: Lesson) -> Step:
+    if not steps:
+        raise UserError(f"lesson {lesson.number} has no {what}")
     if not 1 <= k <= len(steps):
         raise UserError(f"lesson {lesson.number} has {what} 1..{len(steps)}, got {k}")
     return steps[k - 1]
@@ -54,6 +56,10 @@ def list_lessons(lang: str = "en") -> str:
 
 def _ctx(lesson: Lesson, lang: str, seed: int, out: TextIO, plots: str | Path | None) -> Context:
     _check_lang(lang)
+    if plots is not None and Path(plots).exists() and not Path(plots).is_dir():
+        raise UserError(f"--plots {plots}: a file, expected a folder for the figures")
+    if seed < 0:
+        raise UserError(f"--seed must be >= 0, got {seed}")
     return Context(
         lang=lang,
         seed=seed,

@@ -20,7 +20,8 @@ from ..errors import UserError
 from ..files import atomic_write_text
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
-from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
+from .rundir import check_out, check_same, removed_if_start_fails, replace_run
+from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_device
 
 
 class LMTask:
@@ -54,11 +55,12 @@ class LMTask:
 @dataclass
 class LMRunConfig:
     out: str = "runs/gpt"
-    corpus: str = BUILTIN
+    corpus: str | None = None  # None: the built-in corpus (new run), the run's own (resume)
     preset: str = "tiny"
     model: dict = field(default_factory=dict)  # overrides on top of the preset
     train: dict = field(default_factory=dict)
     resume: bool = False
+    force: bool = False  # replace an existing run in ``out``
     progress: bool = True
 
 
@@ -71,46 +73,82 @@ def resolve(cfg: LMRunConfig, vocab_size: int) -> tuple[GPTConfig, TrainConfig]:
     return model, train
 
 
+def corpus_id(source: str | Path | None) -> str:
+    """How a run records its corpus: the built-in name, or an absolute path (so ``--resume``
+    works from any folder)."""
+    if source is None or str(source) == BUILTIN:
+        return BUILTIN
+    return str(Path(source).expanduser().resolve())
+
+
+@dataclass
+class _Plan:
+    """Everything a run needs, worked out (and checked) before anything is written."""
+
+    text: str
+    tok: CharTokenizer
+    model_cfg: dict
+    train: TrainConfig
+    kind: str
+    corpus: str
+
+
+def _plan_resume(cfg: LMRunConfig, out: Path, kind: str) -> _Plan:
+    saved = read_config(out)
+    check_same("corpus", saved["corpus"], None if cfg.corpus is None else corpus_id(cfg.corpus))
+    for key, value in cfg.model.items():
+        check_same(key, saved["model"].get(key), value)
+    text = load_corpus(saved["corpus"])
+    tok = CharTokenizer.load(out / "tokenizer.json")
+    train = TrainConfig.from_dict({**saved["train"], **cfg.train})
+    return _Plan(text, tok, saved["model"], train, saved.get("kind", kind), saved["corpus"])
+
+
+def _plan_new(cfg: LMRunConfig, kind: str) -> _Plan:
+    corpus = corpus_id(cfg.corpus)
+    text = load_corpus(corpus)
+    tok = CharTokenizer.from_text(text)
+    if kind == "gpt":
+        mcfg, train = resolve(cfg, tok.vocab_size)
+        model_cfg = mcfg.to_dict()
+    else:
+        model_cfg = {**cfg.model, "vocab_size": tok.vocab_size}
+        train = TrainConfig.from_dict({**PRESETS[cfg.preset]["train"], **cfg.train})
+    return _Plan(text, tok, model_cfg, train, kind, corpus)
+
+
 def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
     """Train (or resume) a character LM into ``cfg.out``. ``build(model_cfg_dict, vocab)`` makes
-    a non-GPT model (the recurrent baselines); by default a GPT."""
+    a non-GPT model (the recurrent baselines); by default a GPT.
+
+    Every check (the folder, the corpus, the configs, the device, the corpus length) happens
+    before anything is written, and a failed start removes the folder it created."""
     out = Path(cfg.out)
-    if cfg.resume:
-        saved = read_config(out)
-        text = load_corpus(saved["corpus"])
-        tok = CharTokenizer.load(out / "tokenizer.json")
-        model_cfg = saved["model"]
-        if cfg.model and any(saved["model"].get(k) != v for k, v in cfg.model.items()):
-            raise UserError(
-                f"cannot change the model of an existing run when resuming ({sorted(cfg.model)})"
-            )
-        train = TrainConfig.from_dict({**saved["train"], **cfg.train})
-        kind = saved.get("kind", kind)
-    else:
-        text = load_corpus(cfg.corpus)
-        tok = CharTokenizer.from_text(text)
-        if kind == "gpt":
-            mcfg, train = resolve(cfg, tok.vocab_size)
-            model_cfg = mcfg.to_dict()
-        else:
-            model_cfg = {**cfg.model, "vocab_size": tok.vocab_size}
-            train = TrainConfig.from_dict({**PRESETS[cfg.preset]["train"], **cfg.train})
-    data = TokenData.from_text(text, tok)
-    block = model_cfg.get("block_size", 64)
-    torch.manual_seed(train.seed)
-    model = GPT(GPTConfig.from_dict(model_cfg)) if kind == "gpt" else build(model_cfg)
+    check_out(out, resume=cfg.resume, force=cfg.force)
+    plan = _plan_resume(cfg, out, kind) if cfg.resume else _plan_new(cfg, kind)
+    data = TokenData.from_text(plan.text, plan.tok)
+    block = plan.model_cfg.get("block_size", 64)
+    data.check_block(block)
+    pick_device(plan.train.device)
+    torch.manual_seed(plan.train.seed)
+    model = (
+        GPT(GPTConfig.from_dict(plan.model_cfg)) if plan.kind == "gpt" else build(plan.model_cfg)
+    )
     record = {
-        "kind": kind,
-        "model": model_cfg,
-        "train": train.to_dict(),
-        "corpus": str(cfg.corpus if not cfg.resume else saved["corpus"]),
+        "kind": plan.kind,
+        "model": plan.model_cfg,
+        "train": plan.train.to_dict(),
+        "corpus": plan.corpus,
     }
-    trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
-    if is_main_process():  # under torchrun only rank 0 writes the run directory
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "config.json", json.dumps(record, indent=2))
-        tok.save(out / "tokenizer.json")
-    return trainer.fit(model, LMTask(data, block), resume=cfg.resume)
+    trainer = Trainer(plan.train, out, extra={"config": record}, progress=cfg.progress)
+    with removed_if_start_fails(out):
+        if is_main_process():  # under torchrun only rank 0 writes the run directory
+            if cfg.force:
+                replace_run(out)
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+            plan.tok.save(out / "tokenizer.json")
+        return trainer.fit(model, LMTask(data, block), resume=cfg.resume)
 
 
 def read_config(run_dir: str | Path) -> dict:
@@ -128,6 +166,8 @@ def load_run(
     """The trained model (eval mode), its tokenizer and config from a run directory."""
     run_dir = Path(run_dir)
     cfg = read_config(run_dir)
+    if cfg.get("kind", "gpt") == "seq2seq":
+        raise UserError(f"{run_dir}: a seq2seq run; use 'attnlab translate {run_dir} TEXT' instead")
     tok = CharTokenizer.load(run_dir / "tokenizer.json")
     if cfg.get("kind", "gpt") == "gpt":
         model = GPT(GPTConfig.from_dict(cfg["model"]))

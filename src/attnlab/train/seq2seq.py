@@ -22,7 +22,8 @@ from ..errors import UserError
 from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
 from .checkpoint import load_model
-from .trainer import TrainConfig, Trainer, TrainResult, is_main_process
+from .rundir import check_out, check_same, removed_if_start_fails, replace_run
+from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_device
 
 SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
 OUT_LEN = 11  # "YYYY-MM-DD" + <eos>
@@ -97,27 +98,36 @@ def accuracy(
 @dataclass
 class Seq2SeqRunConfig:
     out: str = "runs/seq2seq"
-    attention: str = "bahdanau"
+    attention: str | None = None  # None: bahdanau (new run), the run's own (resume)
     model: dict = field(default_factory=dict)
     train: dict = field(default_factory=dict)
     resume: bool = False
+    force: bool = False  # replace an existing run in ``out``
     progress: bool = True
     data_seed: int = 0
 
 
+def _resumed(cfg: Seq2SeqRunConfig, out: Path) -> tuple[Seq2SeqConfig, TrainConfig, int]:
+    saved = read_run(out)
+    check_same("attention", saved["model"]["attention"], cfg.attention)
+    for key, value in cfg.model.items():
+        check_same(key, saved["model"].get(key), value)
+    mcfg = from_dict(Seq2SeqConfig, saved["model"])
+    train = TrainConfig.from_dict({**saved["train"], **cfg.train})
+    return mcfg, train, saved.get("data_seed", 0)
+
+
 def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
     out = Path(cfg.out)
+    check_out(out, resume=cfg.resume, force=cfg.force)
     if cfg.resume:
-        saved = read_run(out)
-        mcfg = from_dict(Seq2SeqConfig, saved["model"])
-        train = TrainConfig.from_dict({**saved["train"], **cfg.train})
-        data_seed = saved.get("data_seed", 0)
+        mcfg, train, data_seed = _resumed(cfg, out)
     else:
-        mcfg = Seq2SeqConfig(
-            src_vocab=len(SRC), tgt_vocab=len(TGT), attention=cfg.attention, **cfg.model
-        )
+        kw = {"attention": cfg.attention or "bahdanau", **cfg.model}
+        mcfg = from_dict(Seq2SeqConfig, {"src_vocab": len(SRC), "tgt_vocab": len(TGT), **kw})
         train = TrainConfig.from_dict({**DEFAULT_TRAIN, **cfg.train})
         data_seed = cfg.data_seed
+    pick_device(train.device)
     torch.manual_seed(train.seed)
     model = Seq2Seq(mcfg)
     record = {
@@ -126,10 +136,14 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
         "train": train.to_dict(),
         "data_seed": data_seed,
     }
-    if is_main_process():  # under torchrun only rank 0 writes the run directory
-        atomic_write_text(out / "config.json", json.dumps(record, indent=2))
     trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
-    return trainer.fit(model, DateTask(DateSplits.make(data_seed), data_seed), resume=cfg.resume)
+    task = DateTask(DateSplits.make(data_seed), data_seed)
+    with removed_if_start_fails(out):
+        if is_main_process():  # under torchrun only rank 0 writes the run directory
+            if cfg.force:
+                replace_run(out)
+            atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+        return trainer.fit(model, task, resume=cfg.resume)
 
 
 def read_run(run_dir: str | Path) -> dict:

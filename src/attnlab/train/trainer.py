@@ -1,9 +1,14 @@
 """One trainer for every model (GPT, RNN baselines, seq2seq): the loop, evaluation, logs,
-checkpoints, resume, Ctrl-C, and data-parallel training with torch DDP.
+checkpoints, resume, SIGINT/SIGTERM, and data-parallel training with torch DDP.
 
 A model plugs in through a small ``Task``: how to draw a training batch, the loss on it, how many
-tokens it holds, and how to evaluate. The trainer owns the rest. Under ``torchrun`` each process
-trains on its own batches, gradients are averaged by DDP, and only rank 0 writes files.
+tokens it holds, and how to evaluate. The trainer owns the rest, in small named steps (minGPT's
+``Trainer.run`` is the model): ``fit`` is a short loop over ``_maybe_evaluate``, ``_step``,
+``_log_step`` and ``_should_stop``. Under ``torchrun`` each process trains on its own batches,
+gradients are averaged by DDP, and only rank 0 writes files.
+
+Time: the budget (``max_seconds``), the LR's time fraction (``decay_by_time``) and tokens/s all
+count training time only; evaluation time is kept out of all three.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import math
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +29,8 @@ from torch import Tensor, nn
 
 from ..config import from_dict as strict_from_dict
 from ..errors import UserError
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, load_weights, save_checkpoint
+from .rundir import clean_stale_temps, truncate_log
 
 
 @dataclass
@@ -131,12 +138,42 @@ def init_distributed(device: torch.device) -> Distributed:
     )
 
 
+@dataclass
+class _Loop:
+    """The state of one ``fit`` call."""
+
+    model: nn.Module  # what the steps run (a DDP wrapper under torchrun)
+    raw: nn.Module  # the model itself: evaluated and checkpointed
+    task: Task
+    opt: torch.optim.Optimizer
+    gen: torch.Generator
+    device: torch.device
+    dist: Distributed
+    start: int
+    seconds_before: float  # training seconds of earlier runs (resume)
+    result: TrainResult = field(default_factory=lambda: TrainResult(0))
+    log: Any = None
+    bar: Any = None
+    it: int = 0
+    lr: float = 0.0
+    t0: float = field(default_factory=time.perf_counter)
+    eval_seconds: float = 0.0
+    tokens: int = 0
+    window: tuple[float, int] = (0.0, 0)  # (start time, tokens) since the last log line
+
+    def train_seconds(self) -> float:
+        """Training time so far, earlier runs included, evaluation excluded."""
+        return self.seconds_before + time.perf_counter() - self.t0 - self.eval_seconds
+
+
 class Trainer:
     """``fit(model, task)`` trains and keeps the run directory up to date.
 
-    The run directory holds ``checkpoint.pt`` (model, optimizer, RNG states, iteration),
-    ``log.jsonl`` (one JSON object per log or eval line) and ``loss.png``; the caller writes
-    ``config.json`` and the tokenizer. ``extra`` goes into every checkpoint (configs, etc.).
+    The run directory holds ``checkpoint.pt`` (model, optimizer, RNG states, iteration,
+    training seconds), ``log.jsonl`` (one JSON object per step, eval or end line, each with its
+    ``kind``) and ``loss.png``; the caller writes ``config.json`` and the tokenizer. ``extra``
+    goes into every checkpoint (configs, etc.). SIGINT and SIGTERM finish the step in flight,
+    write a checkpoint and return with ``interrupted`` set.
     """
 
     def __init__(
@@ -152,178 +189,183 @@ class Trainer:
         self.should_stop = should_stop  # tests: simulate an interruption after iteration k
         self._interrupt = False
 
-    # -- checkpoint ------------------------------------------------------------------------
-    def _state(
-        self,
-        model: nn.Module,
-        opt: torch.optim.Optimizer,
-        it: int,
-        gen: torch.Generator,
-        seconds: float,
-    ) -> dict:
-        return {
-            "attnlab": 1,
-            "model": model.state_dict(),
-            "optimizer": opt.state_dict(),
-            "iter": it,
-            "data_rng": gen.get_state(),
-            "torch_rng": torch.get_rng_state(),
-            "train": self.cfg.to_dict(),
-            "seconds": seconds,
-            **self.extra,
-        }
-
     def fit(self, model: nn.Module, task: Task, resume: bool = False) -> TrainResult:
+        loop = self._setup(model, task, resume)
+        try:
+            with self._signals():
+                for it in range(loop.start, self.cfg.max_iters):
+                    loop.it = it
+                    self._maybe_evaluate(loop, resume)
+                    loss = self._step(loop)
+                    self._log_step(loop, loss)
+                    if self._should_stop(loop):
+                        break
+                self._finish(loop)
+        finally:
+            if loop.bar is not None:
+                loop.bar.close()
+            if loop.log is not None:
+                loop.log.close()
+        return loop.result
+
+    # -- the steps -------------------------------------------------------------------------
+    def _setup(self, model: nn.Module, task: Task, resume: bool) -> _Loop:
         cfg = self.cfg
         device = pick_device(cfg.device)
         dist = init_distributed(device)
         if device.type == "cuda":
             device = torch.device("cuda", dist.local_rank)
         model.to(device)
-        raw = model
-        decay_groups = (
-            raw.optim_groups(cfg.weight_decay)
-            if hasattr(raw, "optim_groups")
-            else [{"params": list(raw.parameters()), "weight_decay": cfg.weight_decay}]
+        groups = (
+            model.optim_groups(cfg.weight_decay)
+            if hasattr(model, "optim_groups")
+            else [{"params": list(model.parameters()), "weight_decay": cfg.weight_decay}]
         )
-        opt = torch.optim.AdamW(decay_groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+        opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
         gen = torch.Generator().manual_seed(cfg.seed + dist.rank)
-        start, seconds = 0, 0.0
-        ckpt_path = None if self.run_dir is None else self.run_dir / "checkpoint.pt"
-        if resume:
-            if ckpt_path is None:
-                raise UserError("resume needs a run directory")
-            state = load_checkpoint(ckpt_path, map_location=device)
-            raw.load_state_dict(state["model"])
-            opt.load_state_dict(state["optimizer"])
-            start, seconds = int(state["iter"]), float(state.get("seconds", 0.0))
-            gen.set_state(state["data_rng"])
-            torch.set_rng_state(state["torch_rng"])
-            if dist.world > 1:
-                gen.manual_seed(cfg.seed + dist.rank + 7919 * start)  # ranks keep distinct streams
+        start, seconds = self._restore(model, opt, gen, device, dist) if resume else (0, 0.0)
+        wrapped = model
         if dist.world > 1:
             from torch.nn.parallel import DistributedDataParallel
 
-            model = DistributedDataParallel(
-                model, device_ids=[device.index] if device.type == "cuda" else None
-            )
-        result = TrainResult(iters=start)
-        log = self._open_log(resume) if dist.main else None
-        old_handler = self._catch_sigint()
-        bar = None
-        if self.progress and dist.main:
-            from tqdm import tqdm
+            ids = [device.index] if device.type == "cuda" else None
+            wrapped = DistributedDataParallel(model, device_ids=ids)
+        loop = _Loop(wrapped, model, task, opt, gen, device, dist, start, seconds)
+        loop.result = TrainResult(iters=start)
+        loop.window = (loop.t0, 0)
+        if dist.main:
+            loop.log = self._open_log(resume, start)
+            loop.bar = self._progress_bar(start)
+        return loop
 
-            bar = tqdm(
-                total=cfg.max_iters, initial=start, desc="training", unit="it", dynamic_ncols=True
-            )
-        tokens, t_window, tok_window = 0, time.perf_counter(), 0
-        t0 = time.perf_counter()
-        eval_time = 0.0  # kept out of tokens/s
-        try:
-            for it in range(start, cfg.max_iters):
-                if it % cfg.eval_interval == 0 and (it > start or not resume):
-                    t_eval = time.perf_counter()
-                    ev = self._evaluate(raw, task, device, it)
-                    result.evals.append(ev)
-                    if dist.main:
-                        self._write(log, ev)
-                        if ckpt_path is not None:
-                            save_checkpoint(
-                                self._state(raw, opt, it, gen, seconds + time.perf_counter() - t0),
-                                ckpt_path,
-                            )
-                        if bar is not None:
-                            bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
-                    eval_time += time.perf_counter() - t_eval
-                    t_window += time.perf_counter() - t_eval
-                for g in opt.param_groups:
-                    g["lr"] = lr_at(
-                        it, cfg, self._time_fraction(seconds + time.perf_counter() - t0 - eval_time)
-                    )
-                model.train()
-                batch = task.train_batch(gen, cfg.batch_size, device)
-                loss = task.loss(model, batch)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if cfg.grad_clip > 0:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-                opt.step()
-                n_tok = task.tokens(batch) * dist.world
-                tokens += n_tok
-                tok_window += n_tok
-                result.train_losses.append(loss.item())
-                result.iters = it + 1
-                if dist.main and (it % cfg.log_interval == 0 or it == cfg.max_iters - 1):
-                    now = time.perf_counter()
-                    tps = tok_window / max(now - t_window, 1e-9)
-                    t_window, tok_window = now, 0
-                    self._write(
-                        log,
-                        {
-                            "iter": it,
-                            "loss": round(loss.item(), 5),
-                            "lr": lr_at(it, cfg),
-                            "tokens_per_s": round(tps, 1),
-                        },
-                    )
-                    if bar is not None:
-                        bar.set_postfix_str(
-                            f"loss {loss.item():.3f} · {tps:,.0f} tok/s", refresh=False
-                        )
-                if bar is not None:
-                    bar.update(1)
-                stop_now = self._interrupt or (
-                    self.should_stop is not None and self.should_stop(it + 1)
-                )
-                over_time = (
-                    cfg.max_seconds is not None
-                    and seconds + time.perf_counter() - t0 >= cfg.max_seconds
-                )
-                if stop_now or over_time:
-                    result.interrupted = stop_now
-                    break
-            final = self._evaluate(raw, task, device, result.iters)
-            result.evals.append(final)
-            elapsed = time.perf_counter() - t0
-            result.seconds = seconds + elapsed
-            result.tokens_per_s = tokens / max(elapsed - eval_time, 1e-9)
-            if dist.main:
-                self._write(
-                    log,
-                    {**final, "done": not result.interrupted, "interrupted": result.interrupted},
-                )
-                if ckpt_path is not None:
-                    save_checkpoint(
-                        self._state(raw, opt, result.iters, gen, result.seconds), ckpt_path
-                    )
-                    self._plot()
-        finally:
-            if bar is not None:
-                bar.close()
-            if log is not None:
-                log.close()
-            if old_handler is not None:
-                signal.signal(signal.SIGINT, old_handler)
-        return result
+    def _restore(self, model, opt, gen, device, dist) -> tuple[int, float]:
+        if self.run_dir is None:
+            raise UserError("resume needs a run directory")
+        path = self.run_dir / "checkpoint.pt"
+        state = load_checkpoint(path, map_location=device)
+        load_weights(model, state["model"], path)
+        opt.load_state_dict(state["optimizer"])
+        start = int(state["iter"])
+        gen.set_state(state["data_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        if dist.world > 1:
+            gen.manual_seed(self.cfg.seed + dist.rank + 7919 * start)  # distinct rank streams
+        return start, float(state.get("seconds", 0.0))
+
+    def _maybe_evaluate(self, loop: _Loop, resume: bool) -> None:
+        """Every ``eval_interval`` steps: evaluate, log, checkpoint (not again right on resume)."""
+        if loop.it % self.cfg.eval_interval or (resume and loop.it == loop.start):
+            return
+        t = time.perf_counter()
+        ev = self._evaluate(loop, loop.it)
+        if loop.dist.main:
+            self._write(loop.log, {"kind": "eval", **ev})
+            self._save(loop, loop.it)
+            if loop.bar is not None:
+                loop.bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
+        spent = time.perf_counter() - t
+        loop.eval_seconds += spent
+        loop.window = (loop.window[0] + spent, loop.window[1])
+
+    def _step(self, loop: _Loop) -> float:
+        """One optimiser step at the LR the schedule gives now; returns the loss (one sync)."""
+        cfg = self.cfg
+        loop.lr = lr_at(loop.it, cfg, self._time_fraction(loop.train_seconds()))
+        for g in loop.opt.param_groups:
+            g["lr"] = loop.lr
+        loop.model.train()
+        batch = loop.task.train_batch(loop.gen, cfg.batch_size, loop.device)
+        loss = loop.task.loss(loop.model, batch)
+        loop.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(loop.model.parameters(), cfg.grad_clip)
+        loop.opt.step()
+        n_tok = loop.task.tokens(batch) * loop.dist.world
+        loop.tokens += n_tok
+        loop.window = (loop.window[0], loop.window[1] + n_tok)
+        value = loss.item()
+        loop.result.train_losses.append(value)
+        loop.result.iters = loop.it + 1
+        return value
+
+    def _log_step(self, loop: _Loop, loss: float) -> None:
+        cfg, it = self.cfg, loop.it
+        if loop.dist.main and (it % cfg.log_interval == 0 or it == cfg.max_iters - 1):
+            now = time.perf_counter()
+            tps = loop.window[1] / max(now - loop.window[0], 1e-9)
+            loop.window = (now, 0)
+            record = {"kind": "step", "iter": it, "loss": round(loss, 5), "lr": loop.lr}
+            self._write(loop.log, {**record, "tokens_per_s": round(tps, 1)})
+            if loop.bar is not None:
+                loop.bar.set_postfix_str(f"loss {loss:.3f} · {tps:,.0f} tok/s", refresh=False)
+        if loop.bar is not None:
+            loop.bar.update(1)
+
+    def _should_stop(self, loop: _Loop) -> bool:
+        asked = self._interrupt or (self.should_stop is not None and self.should_stop(loop.it + 1))
+        budget = self.cfg.max_seconds
+        loop.result.interrupted = asked
+        return asked or (budget is not None and loop.train_seconds() >= budget)
+
+    def _finish(self, loop: _Loop) -> None:
+        """The final evaluation, the result's numbers, the last checkpoint and the plot."""
+        result = loop.result
+        result.seconds = loop.train_seconds()
+        result.tokens_per_s = loop.tokens / max(result.seconds - loop.seconds_before, 1e-9)
+        final = self._evaluate(loop, result.iters)
+        if loop.dist.main:
+            end = {"kind": "end", **final, "done": not result.interrupted}
+            self._write(loop.log, {**end, "interrupted": result.interrupted})
+            self._save(loop, result.iters, result.seconds)
+            self._plot()
 
     # -- helpers ---------------------------------------------------------------------------
-    def _time_fraction(self, elapsed: float) -> float | None:
-        return elapsed / self.cfg.max_seconds if self.cfg.max_seconds else None
+    def _time_fraction(self, train_seconds: float) -> float | None:
+        return train_seconds / self.cfg.max_seconds if self.cfg.max_seconds else None
 
-    def _evaluate(self, model: nn.Module, task: Task, device: torch.device, it: int) -> dict:
+    def _evaluate(self, loop: _Loop, it: int) -> dict:
         gen = torch.Generator().manual_seed(self.cfg.seed + 100_003)  # same eval batches every time
-        model.eval()
+        loop.raw.eval()
         with torch.no_grad():
-            out = task.evaluate(model, gen, device, self.cfg.eval_iters)
-        model.train()
-        return {"iter": it, **{k: round(float(v), 5) for k, v in out.items()}}
+            out = loop.task.evaluate(loop.raw, gen, loop.device, self.cfg.eval_iters)
+        loop.raw.train()
+        ev = {"iter": it, **{k: round(float(v), 5) for k, v in out.items()}}
+        loop.result.evals.append(ev)
+        return ev
 
-    def _open_log(self, resume: bool):
+    def _save(self, loop: _Loop, it: int, seconds: float | None = None) -> None:
+        if self.run_dir is None:
+            return
+        state = {
+            "attnlab": 1,
+            "model": loop.raw.state_dict(),
+            "optimizer": loop.opt.state_dict(),
+            "iter": it,
+            "data_rng": loop.gen.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "train": self.cfg.to_dict(),
+            "seconds": loop.train_seconds() if seconds is None else seconds,
+            **self.extra,
+        }
+        save_checkpoint(state, self.run_dir / "checkpoint.pt")
+
+    def _open_log(self, resume: bool, start: int):
         if self.run_dir is None:
             return None
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        clean_stale_temps(self.run_dir)
+        if resume:
+            truncate_log(self.run_dir / "log.jsonl", start)
         return open(self.run_dir / "log.jsonl", "a" if resume else "w", encoding="utf-8")
+
+    def _progress_bar(self, start: int):
+        if not self.progress:
+            return None
+        from tqdm import tqdm
+
+        total = self.cfg.max_iters
+        return tqdm(total=total, initial=start, desc="training", unit="it", dynamic_ncols=True)
 
     @staticmethod
     def _write(log, record: dict) -> None:
@@ -331,15 +373,24 @@ class Trainer:
             log.write(json.dumps(record) + "\n")
             log.flush()
 
-    def _catch_sigint(self):
+    @contextmanager
+    def _signals(self) -> Iterator[None]:
+        """SIGINT (Ctrl-C) and SIGTERM (kill): finish the step in flight, checkpoint, return."""
+
+        def handler(signum, frame):
+            self._interrupt = True
+
+        old = {}
         try:
-
-            def handler(signum, frame):
-                self._interrupt = True  # finish this step, checkpoint, exit cleanly
-
-            return signal.signal(signal.SIGINT, handler)
-        except ValueError:  # not the main thread: leave Ctrl-C alone
-            return None
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread: leave signals alone
+            pass
+        try:
+            yield
+        finally:
+            for sig, h in old.items():
+                signal.signal(sig, h)
 
     def _plot(self) -> None:
         if self.run_dir is None:

@@ -1,0 +1,105 @@
+"""Run directories that never lose work.
+
+- A folder that already holds a run is refused unless the user resumes it or says ``--force``.
+- A failed start (bad corpus, no CUDA, a config that does not build) leaves no new folder.
+- Temp files of interrupted writes (``.checkpoint.pt.XXXX.tmp``) are removed at the next start.
+- On resume the log is cut back to the checkpoint's iteration, so log and plot read as one run.
+- Resuming with a different corpus, attention or model setting is an error naming both values.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import UserError
+
+RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.pt", "log.jsonl", "loss.png")
+
+
+def clean_stale_temps(folder: Path) -> list[Path]:
+    """Remove the temp files that atomic writes leave when killed mid-write."""
+    stale = [p for p in folder.glob(".*.tmp") if p.is_file()] if folder.is_dir() else []
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
+def check_out(out: Path, *, resume: bool, force: bool) -> None:
+    """Refuse what would lose work or cannot work, before anything is written."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: a file, expected a run folder")
+    held = [f for f in RUN_FILES if (out / f).exists()]
+    if resume:
+        if not (out / "config.json").is_file():
+            raise UserError(f"--resume: {out} holds no run (no config.json)")
+        if not (out / "checkpoint.pt").is_file():
+            raise UserError(f"--resume: {out} has no checkpoint.pt to continue from")
+        if force:
+            raise UserError("--resume and --force contradict each other: choose one")
+    elif held and not force:
+        raise UserError(
+            f"--out {out} already holds a run ({', '.join(held)}); pass --resume to continue "
+            "it, --force to replace it, or choose another --out"
+        )
+
+
+def replace_run(out: Path) -> None:
+    """``--force``: remove the earlier run's files (only those, nothing else in the folder)."""
+    for f in RUN_FILES:
+        (out / f).unlink(missing_ok=True)
+
+
+@contextmanager
+def removed_if_start_fails(out: Path) -> Iterator[None]:
+    """Remove ``out`` again if it did not exist and the block fails (a failed start)."""
+    existed = out.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and out.is_dir() and not (out / "checkpoint.pt").exists():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def record_kind(r: dict) -> str:
+    """``step``, ``eval`` or ``end`` (logs written before records carried their kind too)."""
+    if "kind" in r:
+        return r["kind"]
+    return "step" if "tokens_per_s" in r else "end" if "done" in r else "eval"
+
+
+def truncate_log(path: Path, iteration: int) -> int:
+    """Keep what happened before the checkpoint at ``iteration``: steps before it, evaluations
+    up to it. Returns how many records were dropped."""
+    if not path.is_file():
+        return 0
+    kept, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+            keep = r["iter"] < iteration or (
+                r["iter"] == iteration and record_kind(r) in ("eval", "end")
+            )
+        except (ValueError, KeyError, TypeError):
+            keep = False  # a line cut short by a kill
+        if keep:
+            kept.append(line)
+        else:
+            dropped += 1
+    from ..files import atomic_write_text
+
+    atomic_write_text(path, "".join(x + "\n" for x in kept))
+    return dropped
+
+
+def check_same(what: str, saved: object, given: object) -> None:
+    """On resume, a setting given again must equal the run's own."""
+    if given is not None and given != saved:
+        raise UserError(
+            f"--resume: this run's {what} is {saved!r}, got {given!r}; a run keeps its "
+            "settings (start a new run with another --out to change it)"
+        )
