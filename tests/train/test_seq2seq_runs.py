@@ -1,11 +1,16 @@
+import pytest
 import torch
 
 from attnlab.cli import main
+from attnlab.errors import UserError
 from attnlab.train.seq2seq import (
     Seq2SeqRunConfig,
+    Translation,
     compare_seq2seq,
     format_comparison,
+    iso_problem,
     load_seq2seq,
+    text_heatmap,
     train_seq2seq,
     translate,
 )
@@ -23,23 +28,60 @@ def test_run_directory_round_trip_and_translate(tmp_path, capsys):
         )
     )
     assert res.iters == 6 and "exact_match" in res.evals[-1]
-    a, b = load_seq2seq(out), load_seq2seq(out)
-    for p, q in zip(a.parameters(), b.parameters(), strict=True):
-        assert torch.equal(p, q)
-    iso, w = translate(a, "Saturday 9 May 2018")
-    assert len(iso) <= 10 and w.shape == (len(iso), len("Saturday 9 May 2018"))
-    assert main(["translate", str(out), "9 May 2018", "--plot", str(tmp_path / "a.png")]) == 0
-    text = capsys.readouterr().out
-    assert (
-        "9 May 2018".replace(" ", "␣")[0] in text
-        and (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
-    )
+    loaded = load_seq2seq(out)  # the checkpoint holds exactly the trained weights
+    trained = dict(res.model.named_parameters())
+    for name, p in loaded.named_parameters():
+        assert torch.equal(p, trained[name].detach()), name
+    t = translate(loaded, "Saturday 9 May 2018")
+    assert t.text == translate(res.model.eval(), "Saturday 9 May 2018").text
+    assert t.weights.shape == (len(t.text), len("Saturday 9 May 2018"))
+    assert len(t.char_probs) == len(t.text) and 0 < t.confidence <= 1
+    code = main(["translate", str(out), "9 May 2018", "--plot", str(tmp_path / "a.png")])
+    lines = capsys.readouterr().out.splitlines()
+    expected = translate(loaded, "9 May 2018")
+    assert lines[0] == expected.verdict() and code == (1 if expected.low_confidence else 0)
+    assert lines[1].split() == list("9␣May␣2018")  # the header: one column per input character
+    assert len(lines) == 2 + len(expected.text) + 1  # header, one row per output char, the PNG
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["translate", str(out), "9 May 2018 ☃"]) == 2
     assert "'☃'" in capsys.readouterr().err
     resumed = train_seq2seq(
         Seq2SeqRunConfig(out=str(out), resume=True, train={"max_iters": 8}, progress=False)
     )
     assert resumed.iters == 8
+
+
+def test_answers_that_are_not_dates_are_marked():
+    assert iso_problem("2018-05-09") is None
+    assert "day is out of range" in iso_problem("2021-02-31")
+    assert iso_problem("2007-00-00") and iso_problem("2018-5-9") and iso_problem("")
+    sure = Translation("2021-02-31", None, [0.99] * 10, iso_problem("2021-02-31"))
+    assert "INVALID" in sure.verdict()
+    unsure = Translation("2018-05-09", None, [0.99] * 9 + [0.4], None)
+    assert unsure.confidence == 0.4 and "UNSURE" in unsure.verdict()
+    fine = Translation("2018-05-09", None, [0.99] * 10, None)
+    assert "INVALID" not in fine.verdict() and "UNSURE" not in fine.verdict()
+    with pytest.raises(UserError, match="empty"):
+        translate(None, "   ")
+
+
+def test_text_heatmap_stays_aligned_after_full_width_characters():
+    import unicodedata
+
+    def width(s):
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+    text, out = "2021年3月3日", "2021-03-03"
+    w = torch.full((len(out), len(text)), 1 / len(text))
+    w[:, 4] = 1.0  # the column under 年 is the darkest
+    lines = text_heatmap(w.numpy(), text, out).splitlines()
+    assert len({width(ln) for ln in lines}) == 1  # every row as wide as the header
+    col = width(lines[0][: lines[0].index("年")])
+    for ln in lines[1:]:  # the darkest shade sits exactly under 年
+        prefix, rest = "", ln
+        while width(prefix) < col:
+            prefix, rest = prefix + rest[0], rest[1:]
+        assert rest[0] == "@", ln
 
 
 def test_compare_runs_every_kind_with_length_buckets():

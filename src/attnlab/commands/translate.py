@@ -9,8 +9,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         NAME,
         help="turn a date into an ISO date with a trained seq2seq run, showing the alignment",
-        description="Print the ISO date for TEXT and the attention alignment (input x output "
-        "characters) as a text heatmap; --plot also writes it as a PNG.",
+        description="Print the ISO date for TEXT with the model's confidence (its least sure "
+        "character's probability) and the attention alignment (input x output characters) as "
+        "a text heatmap; --plot also writes it as a PNG. An answer that is not a real date is "
+        "marked INVALID, one below 0.9 confidence UNSURE; either exits 1.",
     )
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("text", metavar="TEXT")
@@ -22,13 +24,13 @@ def run(a) -> int:
     from ..train.seq2seq import load_seq2seq, plot_alignment, text_heatmap, translate
 
     model = load_seq2seq(a.run_dir)
-    out, w = translate(model, a.text)
-    print(out)
-    if w is None:
+    t = translate(model, a.text)
+    print(t.verdict())
+    if t.weights is None:
         print("(this model has no attention: nothing to align)")
-        return 0
-    print(text_heatmap(w.numpy(), a.text, out))
-    if a.plot:
-        plot_alignment(w.numpy(), a.text, out, a.plot, title=f"{a.text} -> {out}")
-        print(f"alignment written to {a.plot}")
-    return 0
+    else:
+        print(text_heatmap(t.weights.numpy(), a.text, t.text))
+        if a.plot:
+            plot_alignment(t.weights.numpy(), a.text, t.text, a.plot, title=f"{a.text} -> {t.text}")
+            print(f"alignment written to {a.plot}")
+    return 0 if not t.problem and not t.low_confidence else 1

@@ -117,20 +117,23 @@ class Seq2Seq(nn.Module):
 
     @torch.no_grad()
     def greedy(
-        self, src: Tensor, src_len: Tensor, sos: int, steps: int
-    ) -> tuple[Tensor, Tensor | None]:
-        """Greedy decoding for ``steps`` characters: tokens (B, steps), weights (B, steps, S)."""
+        self, src: Tensor, src_len: Tensor, sos: int, steps: int, with_probs: bool = False
+    ) -> tuple:
+        """Greedy decoding for ``steps`` characters: tokens (B, steps), weights (B, steps, S);
+        with ``with_probs`` also the probability the model gave each chosen token (B, steps)."""
         states, s = self.encode(src, src_len)
         feed, fixed = torch.zeros_like(s), s
         y = torch.full((src.shape[0],), sos, dtype=torch.long, device=src.device)
-        out, weights = [], []
+        out, weights, probs = [], [], []
         for _ in range(steps):
             lg, s, feed, w = self.step(y, s, feed, states, src_len, fixed)
-            y = lg.argmax(-1)
+            p, y = lg.softmax(-1).max(-1)
             out.append(y)
             weights.append(w)
+            probs.append(p)
         ws = None if weights[0] is None else torch.stack(weights, 1)
-        return torch.stack(out, 1), ws
+        tokens = torch.stack(out, 1)
+        return (tokens, ws, torch.stack(probs, 1)) if with_probs else (tokens, ws)
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

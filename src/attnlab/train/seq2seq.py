@@ -163,29 +163,87 @@ def load_seq2seq(run_dir: str | Path, device: str = "cpu") -> Seq2Seq:
     return load_model(Seq2Seq(from_dict(Seq2SeqConfig, cfg["model"])), run_dir, device)
 
 
-def translate(model: Seq2Seq, text: str) -> tuple[str, torch.Tensor | None]:
-    """The ISO date for ``text`` and the alignment weights (10 output chars, len(text) input chars)."""
-    if not text:
-        raise UserError("nothing to translate: the input is empty")
+LOW_CONFIDENCE = 0.9  # below this, the weakest character of an answer is flagged
+
+
+@dataclass
+class Translation:
+    """An answer of the date model, with how much to trust it."""
+
+    text: str  # what the model wrote, e.g. "2018-05-09"
+    weights: torch.Tensor | None  # (len(text), len(input)) alignment, None without attention
+    char_probs: list[float]  # the probability the model gave each character it wrote
+    problem: str | None  # why the answer is not a real ISO date, if it is not
+
+    @property
+    def confidence(self) -> float:
+        """The weakest character's probability: one unsure digit makes an unsure date."""
+        return min(self.char_probs) if self.char_probs else 0.0
+
+    @property
+    def low_confidence(self) -> bool:
+        return self.confidence < LOW_CONFIDENCE
+
+    def verdict(self) -> str:
+        """One line: the answer, its confidence, and a mark if it is invalid or unsure."""
+        line = f"{self.text}  (confidence {self.confidence:.3f})"
+        if self.problem:
+            return f"{line}  INVALID: {self.problem}"
+        if self.low_confidence:
+            return f"{line}  UNSURE: below {LOW_CONFIDENCE}; the input may not be a date"
+        return line
+
+
+def iso_problem(text: str) -> str | None:
+    """Why ``text`` is not a valid ISO date (YYYY-MM-DD), or None if it is one."""
+    import datetime as dt
+
+    if len(text) != ISO_LEN or text[4] != "-" or text[7] != "-":
+        return f"not of the form YYYY-MM-DD ({text!r})"
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def translate(model: Seq2Seq, text: str) -> Translation:
+    """The ISO date for ``text``, with the alignment and the model's confidence."""
+    if not text.strip():
+        raise UserError("nothing to translate: the input is empty or only spaces")
+    bad = sorted({c for c in text if c not in SRC.index})
+    if bad:
+        raise UserError(f"characters the date model has never seen: {''.join(bad)!r}")
     src, lens, _, _ = encode_batch([(text, "0000-00-00")])
-    pred, w = model.greedy(src, lens, TGT.index[SOS], OUT_LEN)
-    out = TGT.decode(pred[0, :ISO_LEN].tolist())
-    return out, None if w is None else w[0, : len(out), : len(text)]
+    pred, w, probs = model.greedy(src, lens, TGT.index[SOS], OUT_LEN, with_probs=True)
+    tokens = pred[0, :ISO_LEN].tolist()
+    out = TGT.decode(tokens)
+    weights = None if w is None else w[0, : len(out), : len(text)]
+    char_probs = [float(p) for p in probs[0, : len(out)]]
+    return Translation(out, weights, char_probs, iso_problem(out))
 
 
 SHADES = " ·:-=+*#%@"
 
 
+def _width(ch: str) -> int:
+    import unicodedata
+
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
 def text_heatmap(weights, inp: str, out: str) -> str:
-    """The alignment as characters: one row per output character, one column per input one."""
-    cols = "".join(c if c != " " else "␣" for c in inp)
+    """The alignment as characters: one row per output character, one column per input one.
+    Full-width input characters (年, 月) take two terminal columns, so their cells do too."""
+    cols = ["␣" if c == " " else c for c in inp]
+    widths = [_width(c) for c in cols]
     lines = ["    " + " ".join(cols)]
     for i, ch in enumerate(out):
-        row = weights[i]
-        lines.append(
-            f" {ch}  "
-            + " ".join(SHADES[min(len(SHADES) - 1, int(float(x) * len(SHADES)))] for x in row)
+        cells = (
+            SHADES[min(len(SHADES) - 1, int(float(x) * len(SHADES)))].ljust(wd)
+            for x, wd in zip(weights[i], widths, strict=True)
         )
+        lines.append(f" {ch}  " + " ".join(cells))
     return "\n".join(lines)
 
 

@@ -96,6 +96,7 @@ class TrainResult:
     tokens_per_s: float = 0.0
     seconds: float = 0.0
     interrupted: bool = False
+    model: nn.Module | None = None  # the trained model itself (not a DDP wrapper)
 
 
 def pick_device(name: str) -> torch.device:
@@ -311,6 +312,7 @@ class Trainer:
     def _finish(self, loop: _Loop) -> None:
         """The final evaluation, the result's numbers, the last checkpoint and the plot."""
         result = loop.result
+        result.model = loop.raw
         result.seconds = loop.train_seconds()
         result.tokens_per_s = loop.tokens / max(result.seconds - loop.seconds_before, 1e-9)
         final = self._evaluate(loop, result.iters)
