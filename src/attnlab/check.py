@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from . import ref
 from .nn import functional as AF
+from .oracles import torch_mha
 from .parity import Parity, compare, to_numpy
 
 Arrays = dict[str, np.ndarray]
@@ -126,22 +127,18 @@ def _mha_inputs(T: int, S: int, d_model: int = 12) -> Callable[[np.random.Genera
 
 
 def _torch_mha(query, key, value, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o, mask, causal=False):
-    d_model = W_q.shape[0]
-    m = torch.nn.MultiheadAttention(d_model, 3, batch_first=True, dtype=query.dtype)
-    m.in_proj_weight.copy_(torch.cat([W_q.T, W_k.T, W_v.T]))
-    m.in_proj_bias.copy_(torch.cat([b_q, b_k, b_v]))
-    m.out_proj.weight.copy_(W_o.T)
-    m.out_proj.bias.copy_(b_o)
-    T, S = query.shape[1], key.shape[1]
-    blocked = ~mask[:, 0, 0]  # torch's key_padding_mask: True = ignore
-    causal_blocked = ~torch.ones(T, S, dtype=torch.bool).tril() if causal else None
-    return m(
+    return torch_mha(
         query,
         key,
         value,
-        key_padding_mask=blocked,
-        attn_mask=causal_blocked,
-        average_attn_weights=False,
+        W_q,
+        W_k,
+        W_v,
+        W_o,
+        3,
+        (b_q, b_k, b_v, b_o),
+        key_padding=mask[:, 0, 0],
+        causal=causal,
     )
 
 
@@ -172,6 +169,24 @@ def _torch_pe(T: int, d: int, base: float, dtype: torch.dtype) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(position * div)
     pe[:, 1::2] = torch.cos(position * div)[:, : d // 2]
     return pe
+
+
+def _torch_rotary(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    # Independent of the rotate-half code: each pair (x_i, x_{i+D/2}) as one complex number,
+    # multiplied by e^{i * position * theta_i} (RoFormer's complex form).
+    D = x.shape[-1]
+    theta = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # (D/2,)
+    angle = positions.double()[:, None] * theta  # (T, D/2)
+    turn = torch.polar(torch.ones_like(angle), angle)  # e^{i angle}, complex128
+    z = torch.complex(x[..., : D // 2].double(), x[..., D // 2 :].double()) * turn
+    return torch.cat((z.real, z.imag), dim=-1).to(x.dtype)
+
+
+def _rotary_inputs(offset: int):
+    def make(rng: np.random.Generator) -> Arrays:
+        return {"x": rng.standard_normal((2, 3, 9, 8)), "positions": np.arange(offset, offset + 9)}
+
+    return make
 
 
 def _score_inputs(d_q=6, d_k=6, d_a=5):
@@ -371,6 +386,16 @@ CASES: list[Case] = [
         ),
         lambda like: (_torch_pe(50, 16, 1e4, like.dtype), _torch_pe(50, 7, 1e4, like.dtype)),
     ),
+    *[
+        Case(
+            "rotary_embedding",
+            f"(2, 3, 9, 8), positions {offset}..{offset + 8}",
+            _rotary_inputs(offset),
+            ref.rotary_embedding,
+            _torch_rotary,
+        )
+        for offset in (0, 1000)
+    ],
     Case(
         "nn.functional.scaled_dot_product_attention",
         "weights path, mask + causal",

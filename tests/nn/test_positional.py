@@ -47,3 +47,15 @@ def test_rope_preserves_norms_and_offset_equals_slice():
     torch.testing.assert_close(y[..., 0, :], x[..., 0, :])  # position 0 is not rotated
     with pytest.raises(ValueError, match="even head width"):
         RotaryEmbedding(5)
+
+
+@pytest.mark.parametrize("offset", [0, 5, 4096])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_rotary_module_matches_the_numpy_reference_with_offsets(offset, dtype):
+    from attnlab.ref import rotary_embedding
+
+    x = np.random.default_rng(offset).standard_normal((2, 3, 7, 10))  # (B, H, T, D)
+    got = RotaryEmbedding(10)(torch.from_numpy(x).to(dtype), offset=offset)
+    want = rotary_embedding(x, np.arange(offset, offset + 7))
+    tol = 1e-12 if dtype == torch.float64 else 2e-6 * (1 + offset / 100)
+    np.testing.assert_allclose(got.double().numpy(), want, rtol=0, atol=tol)

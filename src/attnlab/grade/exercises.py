@@ -56,17 +56,12 @@ class Exercise:
 
 
 def _torch_attention(Q, K, V, mask: bool, scale: float | None = None) -> Outputs:
-    """(output, weights) from PyTorch in float64; weights from the scores torch uses."""
-    import torch
-    import torch.nn.functional as F
+    """(output, weights) from PyTorch in float64 (``attnlab.oracles``)."""
+    from ..oracles import sdpa_with_weights
 
-    q, k, v = (torch.from_numpy(np.asarray(a, np.float64)) for a in (Q, K, V))
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(mask), scale=scale)
-    s = (q @ k.transpose(-2, -1)) * scale
-    if mask:
-        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), float("-inf"))
-    return out.numpy(), torch.softmax(s, -1).numpy()
+    q, k, v = (np.asarray(a, np.float64) for a in (Q, K, V))
+    out, w = sdpa_with_weights(q, k, v, causal=bool(mask), scale=scale)
+    return out.numpy(), w.numpy()
 
 
 def _attention_mistakes(
@@ -250,16 +245,11 @@ def _mha_cases(rng: np.random.Generator) -> list[Case]:
 def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
     import torch
 
-    d_model = X.shape[1]
-    m = torch.nn.MultiheadAttention(
-        d_model, num_heads, bias=False, batch_first=True, dtype=torch.float64
-    )
+    from ..oracles import torch_mha
+
+    x = np.asarray(X, np.float64)[None]
     with torch.no_grad():
-        m.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W_Q.T, W_K.T, W_V.T])))
-        m.out_proj.weight.copy_(torch.from_numpy(np.ascontiguousarray(W_O.T)))
-        x = torch.from_numpy(X)[None]
-        blocked = ~torch.ones(len(X), len(X), dtype=torch.bool).tril() if mask else None
-        out, _ = m(x, x, x, attn_mask=blocked, need_weights=False)
+        out, _ = torch_mha(x, x, x, W_Q, W_K, W_V, W_O, num_heads, causal=bool(mask))
     return (out[0].numpy(),)
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import ref
+from ..oracles import torch_mha
 from .base import Context, Lesson, Question, Step, Text, fmt_matrix, fmt_table
 
 
@@ -40,12 +41,8 @@ def split_heads(ctx: Context) -> dict:
         f"  Q {Q.shape[1:]} -> reshape {(T, h, d_k)} -> transpose {heads.shape[1:]}  (T, h, d_k) -> (h, T, d_k)"
     )
     out, w = ref.multi_head_attention(x, x, x, W_q, W_k, W_v, W_o, h)
-    m = torch.nn.MultiheadAttention(d_model, h, batch_first=True, bias=False, dtype=torch.float64)
     with torch.no_grad():
-        m.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W_q.T, W_k.T, W_v.T])))
-        m.out_proj.weight.copy_(torch.from_numpy(W_o.T))
-        t = torch.from_numpy(x)
-        theirs, _ = m(t, t, t)
+        theirs, _ = torch_mha(x, x, x, W_q, W_k, W_v, W_o, h)
     diff = float(np.abs(out - theirs.numpy()).max())
     ctx.say(
         "Each head runs scaled dot-product attention on its slice; the h outputs are joined side\n"

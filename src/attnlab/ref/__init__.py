@@ -6,7 +6,7 @@ Everything else in attnlab is tested against these or against torch.
 
 from .masks import causal_mask, causal_mean, padding_mask
 from .multihead import merge_heads, multi_head_attention, split_heads
-from .positional import sinusoidal_positional_encoding
+from .positional import rotary_embedding, sinusoidal_positional_encoding
 from .scores import SCORES, score
 from .sdpa import scaled_dot_product_attention, self_attention
 from .softmax import softmax
@@ -21,6 +21,7 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
+    "rotary_embedding",
     "scaled_dot_product_attention",
     "score",
     "self_attention",
