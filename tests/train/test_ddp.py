@@ -1,5 +1,6 @@
 """Data-parallel training with 2 gloo processes on the CPU."""
 
+import json
 import os
 import socket
 
@@ -56,22 +57,12 @@ def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
         train={"max_iters": 4, "batch_size": 2, "eval_interval": 2, "eval_iters": 1},
         progress=False,
     )
-    train_lm(cfg)
-    # every rank must hold identical weights after training
-    flat = (
-        torch.cat(
-            [
-                p.detach().flatten()
-                for p in torch.load(f"{run_dir}/checkpoint.pt", weights_only=True)["model"].values()
-            ]
-        )
-        if rank == 0
-        else None
-    )
+    result = train_lm(cfg)
+    # each rank saves the weights it ends with; the test compares them
+    weights = {n: p.detach().clone() for n, p in result.model.state_dict().items()}
+    torch.save(weights, f"{run_dir}/../rank{rank}.pt")
     dist.barrier()
     dist.destroy_process_group()
-    if rank == 0:
-        torch.save(flat, f"{run_dir}/rank0.pt")
 
 
 def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_batch(tmp_path):
@@ -93,6 +84,17 @@ def test_trainer_under_two_processes_writes_from_rank_0_only(tmp_path):
     assert {"checkpoint.pt", "log.jsonl", "config.json", "tokenizer.json"} <= names
     log = (run / "log.jsonl").read_text().splitlines()
     assert sum('"done"' in line for line in log) == 1  # one writer, not two
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
+    saved = torch.load(run / "checkpoint.pt", weights_only=True)["model"]
+    assert ranks[0].keys() == ranks[1].keys() == saved.keys()
+    for name in saved:  # DDP kept the replicas identical, and rank 0 saved exactly them
+        assert torch.equal(ranks[0][name], ranks[1][name]), name
+        assert torch.equal(ranks[0][name], saved[name]), name
+    config = json.loads((run / "config.json").read_text())
+    torch.manual_seed(config["train"]["seed"])  # the weights training started from
+    start = GPT(GPTConfig(**config["model"])).state_dict()
+    assert all(start[n].shape == saved[n].shape for n in saved)
+    assert any(not torch.equal(start[n], saved[n]) for n in saved)  # and training moved them
 
 
 def _seq2seq_worker(rank: int, port: int, out: str) -> None:
@@ -108,7 +110,7 @@ def _seq2seq_worker(rank: int, port: int, out: str) -> None:
         Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), emb=8, hidden=8, attn_hidden=8))
     )
     batch = encode_batch(S2S_PAIRS[2 * rank : 2 * rank + 2])
-    DateTask.loss(None, model, batch).backward()  # the trainer's call, on a DDP-wrapped model
+    DateTask.loss(model, batch).backward()  # the trainer's call, on a DDP-wrapped model
     if rank == 0:
         torch.save({n: p.grad for n, p in model.module.named_parameters()}, out)
     dist.destroy_process_group()
@@ -132,7 +134,7 @@ def test_seq2seq_loss_goes_through_ddp(tmp_path):
     model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), emb=8, hidden=8, attn_hidden=8))
     halves = [encode_batch(S2S_PAIRS[:2]), encode_batch(S2S_PAIRS[2:])]
     # each rank's loss is the mean over its own tokens; DDP averages the two gradients
-    (sum(DateTask.loss(None, model, b) for b in halves) / 2).backward()
+    (sum(DateTask.loss(model, b) for b in halves) / 2).backward()
     ddp = torch.load(out, weights_only=True)
     for n, p in model.named_parameters():
         torch.testing.assert_close(ddp[n], p.grad, atol=1e-6, rtol=1e-5, msg=n)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..ref._checks import attention_shapes
+from ..shapes import attention_shapes
 
 
 def softmax(scores: Tensor, dim: int = -1) -> Tensor:

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
+from ..shapes import attention_shapes
 from ._checks import (
     as_float_array,
-    attention_shapes,
     check_weight,
     mask_array,
     min_ndim,
