@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
-PY_SRC  = src tests $(wildcard benchmarks)
+PY_SRC  = src tests $(wildcard benchmarks) $(wildcard tools)
 
 .PHONY: demo check test lint clean
 

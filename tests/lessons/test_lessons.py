@@ -1,5 +1,6 @@
 import io
 import re
+import struct
 
 import numpy as np
 import pytest
@@ -134,6 +135,8 @@ def test_plots_are_written_as_png(tmp_path):
     for p in pngs:
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, p
+        width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+        assert width <= 1600 and height <= 1600, (p.name, width, height)
     assert not list(tmp_path.glob(".*"))  # no temp files left behind
 
 

@@ -27,6 +27,7 @@ def test_cjk_detection():
 
 def test_missing_cjk_font_warns_once_with_hint(monkeypatch):
     monkeypatch.setattr(fonts, "find_cjk_font", lambda: None)
+    monkeypatch.setattr(fonts, "register_packaged_font", lambda: None)
     monkeypatch.setattr(fonts, "_warned", False)
     with pytest.warns(fonts.MissingCJKFontWarning, match="fonts-noto-cjk"):
         assert fonts.use_cjk_font() is None
@@ -35,13 +36,58 @@ def test_missing_cjk_font_warns_once_with_hint(monkeypatch):
         assert fonts.use_cjk_font() is None  # only once
 
 
-@pytest.mark.skipif(
-    fonts.find_cjk_font() is None, reason="no CJK font installed (apt-get install fonts-noto-cjk)"
-)
-def test_cjk_labels_render_without_missing_glyphs(tmp_path):
+def test_a_full_system_cjk_font_goes_first_then_the_packaged_one(monkeypatch):
+    import matplotlib
+
+    monkeypatch.setattr(fonts, "find_cjk_font", lambda: "Some System CJK")
+    monkeypatch.setitem(matplotlib.rcParams, "font.sans-serif", ["DejaVu Sans"])
+    assert fonts.use_cjk_font() == "Some System CJK"
+    assert matplotlib.rcParams["font.sans-serif"] == [
+        "Some System CJK",
+        fonts.PACKAGED,
+        "DejaVu Sans",
+    ]
+
+
+def test_cjk_labels_render_without_missing_glyphs(tmp_path, monkeypatch):
+    monkeypatch.setattr(fonts, "find_cjk_font", lambda: None)  # a fresh machine: no system font
+    assert fonts.use_cjk_font() == fonts.PACKAGED
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font" otherwise
         save(
-            heatmap(np.eye(5), list("床前明月光"), list("床前明月光"), title="注意の重み"),
+            heatmap(
+                -np.eye(5), list("床前明月光"), list("床前明月光"), title="注意の重み −1", vmin=-1
+            ),
             tmp_path / "cjk.png",
         )
+
+
+def test_the_packaged_font_draws_the_courses_characters():
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(str(fonts.packaged_font_path()))
+    assert font.family_name == fonts.PACKAGED
+    text = "床前明月光疑是地上霜举舉頭望注意の重み注意力机制"  # ja, zh-Hans and zh-Hant forms
+    missing = [c for c in text if font.get_char_index(ord(c)) == 0]
+    assert missing == []
+    assert font.get_char_index(ord("\U00020000")) == 0  # a rare Extension B ideograph: not kept
+
+
+def test_rendered_cjk_differs_from_tofu(tmp_path, monkeypatch):
+    """The labels really are drawn: the image with 床前明月光 differs from one with empty boxes."""
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(fonts, "find_cjk_font", lambda: None)
+
+    def render(text: str) -> np.ndarray:
+        fig = plt.figure(figsize=(2, 1), dpi=50)
+        fig.text(0.05, 0.4, text, fontsize=20, family="sans-serif")
+        fig.canvas.draw()
+        img = np.asarray(fig.canvas.buffer_rgba())[..., 0].copy()
+        plt.close(fig)
+        return img
+
+    fonts.use_cjk_font()
+    drawn = [render(c) for c in "床前明"]
+    assert all((d < 128).sum() > 20 for d in drawn)  # ink on the page
+    assert not np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[1], drawn[2])

@@ -1,8 +1,11 @@
 """CJK-capable fonts for plot labels (床前明月光, 注意).
 
-matplotlib's default font has no CJK glyphs and draws empty boxes for them. ``use_cjk_font``
-looks for an installed CJK font (Debian: ``fonts-noto-cjk``) and puts it first in the sans-serif
-list; when there is none it warns once, with the install hint, and never fails silently.
+matplotlib's default font has no CJK glyphs and draws empty boxes for them. attnlab ships its
+own: "attnlab CJK Sans", a subset of Noto Sans CJK SC (SIL Open Font License 1.1; see
+``assets/OFL.txt`` and ``tools/make_cjk_font.py``) with every ideograph of GB2312, Big5 and JIS
+X 0208. ``use_cjk_font`` puts a full installed CJK font first when there is one (it covers rarer
+characters), then the packaged one, then matplotlib's default, so each glyph comes from the
+first font that has it. Only a broken install (the packaged file missing) warns.
 """
 
 from __future__ import annotations
@@ -10,8 +13,11 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from importlib import resources
+from pathlib import Path
 
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+PACKAGED = "attnlab CJK Sans"
 PREFERRED = (
     "Noto Sans CJK JP",
     "Noto Sans CJK SC",
@@ -25,13 +31,14 @@ PREFERRED = (
     "Droid Sans Fallback",
 )
 INSTALL_HINT = (
-    "no CJK font found, so CJK labels would draw as empty boxes; install one, e.g. "
-    "'apt-get install fonts-noto-cjk' (Debian/Ubuntu) or 'brew install --cask font-noto-sans-cjk'"
+    "attnlab's packaged CJK font is missing (a broken install?) and no CJK font is installed, "
+    "so CJK labels would draw as empty boxes; reinstall attnlab, or install one, e.g. "
+    "'apt-get install fonts-noto-cjk' (Debian/Ubuntu)"
 )
 
 
 class MissingCJKFontWarning(UserWarning):
-    """No installed font can draw CJK characters."""
+    """No font can draw CJK characters."""
 
 
 def needs_cjk(*texts: object) -> bool:
@@ -43,12 +50,29 @@ def needs_cjk(*texts: object) -> bool:
     return False
 
 
+def packaged_font_path() -> Path:
+    """The packaged subset font file (package data, so it is there in an installed wheel)."""
+    return Path(str(resources.files("attnlab.viz") / "assets" / "attnlab-cjk-sans.otf"))
+
+
 @functools.cache
-def find_cjk_font() -> str | None:
-    """Family name of an installed CJK font, preferring ``PREFERRED``; None when there is none."""
+def register_packaged_font() -> str | None:
+    """Make the packaged font known to matplotlib; its family name, or None if it is missing."""
     from matplotlib import font_manager
 
-    names = {f.name for f in font_manager.fontManager.ttflist}
+    path = packaged_font_path()
+    if not path.is_file():
+        return None
+    font_manager.fontManager.addfont(str(path))
+    return PACKAGED
+
+
+@functools.cache
+def find_cjk_font() -> str | None:
+    """Family name of an installed full CJK font, preferring ``PREFERRED``; None if none."""
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist} - {PACKAGED}
     for name in PREFERRED:
         if name in names:
             return name
@@ -62,18 +86,19 @@ _warned = False
 
 
 def use_cjk_font() -> str | None:
-    """Make matplotlib draw CJK text; return the font used, or warn once and return None."""
+    """Make matplotlib draw CJK text; return the first CJK font in use (or warn once, None)."""
     global _warned
     import matplotlib
 
-    font = find_cjk_font()
-    if font is None:
+    chain = [f for f in (find_cjk_font(), register_packaged_font()) if f is not None]
+    if not chain:
         if not _warned:
             warnings.warn(INSTALL_HINT, MissingCJKFontWarning, stacklevel=2)
             _warned = True
         return None
     family = list(matplotlib.rcParams["font.sans-serif"])
-    if family[:1] != [font]:
-        matplotlib.rcParams["font.sans-serif"] = [font, *[f for f in family if f != font]]
-    matplotlib.rcParams["font.family"] = "sans-serif"
-    return font
+    if family[: len(chain)] != chain:
+        matplotlib.rcParams["font.sans-serif"] = [*chain, *[f for f in family if f not in chain]]
+    # concrete names, not the generic "sans-serif": only a list of families falls back per glyph
+    matplotlib.rcParams["font.family"] = [*chain, "DejaVu Sans"]
+    return chain[0]

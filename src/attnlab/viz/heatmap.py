@@ -27,6 +27,11 @@ def _prepare_fonts(*labels: object) -> None:
         use_cjk_font()
 
 
+MAX_INCHES = (10.0, 8.0)  # a heatmap's largest figure
+DENSE_TICKS = 32  # up to this many rows/columns get one tick each
+GRID_INCHES = 13.0  # a head grid's largest side
+
+
 def heatmap(
     weights: np.ndarray,
     row_labels: Sequence[str] | None = None,
@@ -41,19 +46,24 @@ def heatmap(
     cmap: str = "viridis",
 ) -> Figure:
     """A ``(T, S)`` weight matrix, rows = queries, columns = keys, values written in the cells
-    (when ``annotate``, default: for matrices up to 12 x 12)."""
+    (when ``annotate``, default: for matrices up to 12 x 12). The figure grows with the matrix
+    up to 10 x 8 inches; past 32 rows or columns the ticks thin out instead of every index."""
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D (T, S) array, got shape {weights.shape}")
     _prepare_fonts(row_labels, col_labels, title, xlabel, ylabel)
     T, S = weights.shape
     if ax is None:
-        fig, ax = plt.subplots(figsize=(max(3.0, 0.55 * S + 1.8), max(2.6, 0.5 * T + 1.4)))
+        width = min(MAX_INCHES[0], max(3.0, 0.55 * S + 1.8))
+        height = min(MAX_INCHES[1], max(2.6, 0.5 * T + 1.4))
+        fig, ax = plt.subplots(figsize=(width, height))
     else:
         fig = ax.figure
     im = ax.imshow(weights, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(S), col_labels if col_labels is not None else range(S))
-    ax.set_yticks(range(T), row_labels if row_labels is not None else range(T))
+    if S <= DENSE_TICKS or col_labels is not None:
+        ax.set_xticks(range(S), col_labels if col_labels is not None else range(S))
+    if T <= DENSE_TICKS or row_labels is not None:
+        ax.set_yticks(range(T), row_labels if row_labels is not None else range(T))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -92,7 +102,8 @@ def head_grid(
     heads = list(range(H)) if heads is None else list(heads)
     key_labels = labels if key_labels is None else key_labels
     _prepare_fonts(labels, key_labels, title)
-    fig, axes = plt.subplots(L, H, figsize=(2.4 * H + 0.6, 2.3 * L + 0.6), squeeze=False)
+    panel = min(2.4, (GRID_INCHES - 0.6) / H, (GRID_INCHES - 0.6) / L)  # panels shrink to fit
+    fig, axes = plt.subplots(L, H, figsize=(panel * H + 0.6, panel * L + 0.6), squeeze=False)
     for i in range(L):
         for h in range(H):
             ax = axes[i, h]

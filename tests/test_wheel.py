@@ -1,0 +1,93 @@
+"""attnlab works from an installed wheel, not only from the source tree.
+
+Builds the wheel, installs it into a folder apart from the source, and runs from there (a cwd
+outside the repository, that folder first on the path): a lesson with CJK plots (the packaged
+font is package data) and a sandboxed grading (the child harness travels as text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("wheel")
+    pip = [sys.executable, "-m", "pip"]
+    build = subprocess.run(
+        [
+            *pip,
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp / "dist"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    (wheel,) = (tmp / "dist").glob("attnlab-*.whl")
+    site = tmp / "site"
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stderr
+    return site
+
+
+def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_wheel_carries_its_data_and_is_what_runs(installed, tmp_path):
+    code = (
+        "import attnlab, attnlab.viz.fonts as f; "
+        "print(attnlab.__file__); print(f.packaged_font_path().is_file())"
+    )
+    out = _run(installed, tmp_path, "-c", code)
+    where, has_font = out.stdout.split()
+    assert where.startswith(str(installed)) and has_font == "True", out.stderr
+    assert (installed / "attnlab/viz/assets/OFL.txt").is_file()
+
+
+def test_lesson_plots_draw_cjk_from_the_wheel(installed, tmp_path):
+    out = _run(installed, tmp_path, "-m", "attnlab", "lesson", "1", "--plots", "figs")
+    assert out.returncode == 0, out.stderr
+    assert "Glyph" not in out.stderr and "CJK" not in out.stderr, out.stderr
+    assert len(list((tmp_path / "figs").glob("*.png"))) >= 3
+
+
+def test_grading_from_the_wheel(installed, tmp_path):
+    src = ROOT / "tests/grade/submissions/self_attention__pass__vectorized.py"
+    (tmp_path / "mine.py").write_bytes(src.read_bytes())
+    out = _run(installed, tmp_path, "-m", "attnlab", "grade", "mine.py", "--format", "json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 0 and report["passed"], out.stderr
+    if os.environ.get("CI") == "true":
+        assert report["isolation"] == "bwrap"
