@@ -20,6 +20,7 @@ from . import ref
 from .nn import functional as AF
 from .oracles import torch_mha
 from .parity import Parity, compare, to_numpy
+from .tables import text_table
 
 Arrays = dict[str, np.ndarray]
 _TORCH_DTYPES = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32}
@@ -425,12 +426,7 @@ def format_table(rows: list[Row]) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(str(x[i])) for x in (head, *body)) for i in range(len(head))]
-    lines = [
-        "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-        for line in (head, tuple("-" * w for w in widths), *body)
-    ]
-    return "\n".join(lines)
+    return text_table(head, body)
 
 
 def to_json(rows: list[Row]) -> list[dict]:

@@ -55,12 +55,14 @@ def test_flops_and_growth_arithmetic():
         bench.Row("tiled", 1000, 1.0, None, 1, 1, 1, None),
         bench.Row("tiled", 4000, 16.0, None, 1, 1, 1, None),
     ]
-    bench._fill_ratios(rows)
+    from attnlab.bench.runner import _fill_ratios
+
+    _fill_ratios(rows)
     assert rows[1].growth == pytest.approx(4.0)  # 16x over two doublings
 
 
 def test_sizes_that_cannot_fit_are_skipped_not_run(monkeypatch):
-    monkeypatch.setattr(bench, "available_bytes", lambda: 64 * 2**20)
+    monkeypatch.setattr("attnlab.bench.runner.available_bytes", lambda: 64 * 2**20)
     rows, _ = bench.run(
         bench.BenchConfig(lengths=(8192,), methods=("naive",), heads=1, dim=8, repeats=1),
         progress=False,

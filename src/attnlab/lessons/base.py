@@ -18,6 +18,7 @@ from typing import TextIO
 import numpy as np
 
 from ..i18n import Text
+from ..tables import text_table
 
 EXERCISE_BASE = 100
 
@@ -108,19 +109,4 @@ def fmt_labeled(labels: Sequence[str], values: Sequence[float], decimals: int = 
 
 def fmt_table(header: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
     """A plain text table; column widths count East Asian wide characters as two."""
-    import unicodedata
-
-    def width(s: str) -> int:
-        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-    table = [[str(c) for c in header], *[[str(c) for c in r] for r in rows]]
-    widths = [max(width(r[i]) for r in table) for i in range(len(header))]
-    lines = []
-    for j, r in enumerate(table):
-        lines.append(
-            indent
-            + "  ".join(c + " " * (w - width(c)) for c, w in zip(r, widths, strict=True)).rstrip()
-        )
-        if j == 0:
-            lines.append(indent + "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return text_table(header, rows, indent)

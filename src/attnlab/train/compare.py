@@ -13,6 +13,7 @@ import torch
 
 from ..data import CharTokenizer, TokenData, load_corpus
 from ..models import GPT, CharRNN, GPTConfig, RNNConfig
+from ..tables import text_table
 from .lm import LMTask
 from .trainer import TrainConfig, Trainer
 
@@ -102,9 +103,4 @@ def format_rows(rows: list[LMRow]) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-        for line in (head, *body)
-    ]
-    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+    return text_table(head, body)

@@ -21,6 +21,7 @@ from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab,
 from ..errors import UserError
 from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
+from ..tables import display_width, text_table
 from .checkpoint import load_model
 from .rundir import check_out, check_same, removed_if_start_fails, replace_run
 from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_device
@@ -228,17 +229,11 @@ def translate(model: Seq2Seq, text: str) -> Translation:
 SHADES = " ·:-=+*#%@"
 
 
-def _width(ch: str) -> int:
-    import unicodedata
-
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
 def text_heatmap(weights, inp: str, out: str) -> str:
     """The alignment as characters: one row per output character, one column per input one.
     Full-width input characters (年, 月) take two terminal columns, so their cells do too."""
     cols = ["␣" if c == " " else c for c in inp]
-    widths = [_width(c) for c in cols]
+    widths = [display_width(c) for c in cols]
     lines = ["    " + " ".join(cols)]
     for i, ch in enumerate(out):
         cells = (
@@ -346,12 +341,7 @@ def format_comparison(rows: list[S2SRow]) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-        for line in (head, *body)
-    ]
     return (
-        "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+        text_table(head, body)
         + "\n(exact match on unseen test dates, by input length in characters)"
     )
