@@ -210,3 +210,62 @@ def test_cli_train_sample_viz(tmp_path, capsys):
     assert main(["viz", "gpt", str(out), "--text", "x", "--layer", "5"]) == 2
     assert main(["train", "gpt", "--out", str(out), "--set", "n_layers=2"]) == 2
     assert main(["sample", str(tmp_path / "nope")]) == 2
+
+
+class _TinyTask:
+    """A linear regression task: fast steps, an evaluation that takes ``eval_sleep`` seconds."""
+
+    def __init__(self, eval_sleep: float = 0.0):
+        self.eval_sleep = eval_sleep
+
+    def train_batch(self, gen, batch_size, device):
+        x = torch.randn(batch_size, 4, generator=gen)
+        return x, x.sum(-1, keepdim=True)
+
+    def loss(self, model, batch):
+        return torch.nn.functional.mse_loss(model(batch[0]), batch[1])
+
+    def tokens(self, batch):
+        return batch[0].shape[0]
+
+    def evaluate(self, model, gen, device, iters):
+        import time
+
+        time.sleep(self.eval_sleep)
+        return {"val_loss": 1.0}
+
+
+def test_the_logged_lr_is_the_one_applied_under_a_time_budget(tmp_path):
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    applied = []
+    handle = register_optimizer_step_pre_hook(
+        lambda opt, args, kwargs: applied.append(opt.param_groups[0]["lr"])
+    )
+    cfg = TrainConfig(
+        max_iters=10**9, lr=1.0, min_lr=0.1, warmup_iters=3, max_seconds=0.4,
+        decay_by_time=True, eval_interval=10**9, log_interval=1, batch_size=4,
+    )  # fmt: skip
+    try:
+        Trainer(cfg, tmp_path, progress=False).fit(torch.nn.Linear(4, 1), _TinyTask())
+    finally:
+        handle.remove()
+    logged = [r["lr"] for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())
+              if r.get("kind") == "step"]  # fmt: skip
+    assert len(logged) == len(applied) > 10
+    assert logged == applied
+    assert applied[-1] < 0.5 * applied[3]  # and it really decayed over the time budget
+
+
+def test_the_time_budget_counts_training_not_evaluation(tmp_path):
+    cfg = TrainConfig(
+        max_iters=10**9, max_seconds=0.3, eval_interval=10**9, warmup_iters=0, batch_size=4
+    )
+    import time
+
+    start = time.perf_counter()
+    res = Trainer(cfg, None, progress=False).fit(torch.nn.Linear(4, 1), _TinyTask(eval_sleep=0.5))
+    wall = time.perf_counter() - start
+    # the first and the final evaluation took 1 s between them; training still got its 0.3 s
+    assert res.iters > 20, res.iters
+    assert 0.3 <= res.seconds < wall - 0.9

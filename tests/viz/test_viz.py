@@ -91,3 +91,34 @@ def test_rendered_cjk_differs_from_tofu(tmp_path, monkeypatch):
     drawn = [render(c) for c in "床前明"]
     assert all((d < 128).sum() > 20 for d in drawn)  # ink on the page
     assert not np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[1], drawn[2])
+
+
+def test_head_grid_titles_keep_the_models_layer_and_head_numbers(monkeypatch, tmp_path):
+    w = np.random.default_rng(1).dirichlet(np.ones(4), size=(1, 2, 4))  # (L=1, H=2, T, S)
+    fig = head_grid(w, layers=[3], heads=[1, 2])
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == [
+        "layer 3 · head 1",
+        "layer 3 · head 2",
+    ]
+
+
+def test_viz_gpt_passes_the_chosen_layer_to_the_titles(monkeypatch, tmp_path):
+    from attnlab import viz
+    from attnlab.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("abcdefgh " * 200)
+    run = tmp_path / "run"
+    args = ["--n-layer", "2", "--n-head", "2", "--n-embd", "8", "--block-size", "8"]
+    assert main(["train", "gpt", "--out", str(run), "--corpus", str(corpus), *args,
+                 "--max-iters", "2", "--set", "eval_iters=1"]) == 0  # fmt: skip
+    seen = {}
+    real = viz.head_grid
+
+    def spy(weights, labels, **kw):
+        seen.update(kw, shape=weights.shape)
+        return real(weights, labels, **kw)
+
+    monkeypatch.setattr(viz, "head_grid", spy)
+    assert main(["viz", "gpt", str(run), "--text", "abc", "--layer", "1"]) == 0
+    assert seen["layers"] == [1] and seen["heads"] == [0, 1] and seen["shape"][:2] == (1, 2)
