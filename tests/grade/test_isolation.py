@@ -68,6 +68,15 @@ def _leftover_temp() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("attnlab-grade-*")}
 
 
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """A temp folder of this test's own, so other gradings on the machine cannot disturb it."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
 def _tree_hash(folder: Path) -> str:
     h = hashlib.sha256()
     for p in sorted(folder.rglob("*.py")):
@@ -273,7 +282,7 @@ def test_an_answer_cast_to_float16_is_held_to_the_tasks_precision():
 
 
 @needs_bwrap
-def test_a_writer_in_the_background_leaves_no_temp_folder_and_no_internal_error():
+def test_a_writer_in_the_background_leaves_no_temp_folder_and_no_internal_error(private_tmp):
     before = _leftover_temp()
     r = grade(
         """
@@ -283,7 +292,8 @@ def test_a_writer_in_the_background_leaves_no_temp_folder_and_no_internal_error(
         """
     )
     assert r.error is None and r.passed
-    assert _leftover_temp() == before
+    assert _leftover_temp() == before == set()
+    assert list(private_tmp.iterdir()) == []
 
 
 @needs_bwrap

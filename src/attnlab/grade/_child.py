@@ -57,6 +57,21 @@ def _guard_imports(allowed: set[str]) -> None:
     importlib.import_module = guarded_import_module
 
 
+def _snapshot(modules) -> dict[str, int]:
+    """Identity of every public attribute of ``modules``: what the submission must not replace."""
+    return {
+        f"{m.__name__}.{name}": id(getattr(m, name))
+        for m in modules
+        for name in dir(m)
+        if not name.startswith("_")
+    }
+
+
+def _tampered(before: dict[str, int], modules) -> list[str]:
+    after = _snapshot(modules)
+    return sorted(k for k, v in before.items() if after.get(k, v) != v)
+
+
 def _describe(x, np) -> str:
     if isinstance(x, np.ndarray):
         return f"ndarray {x.dtype} {x.shape}"
@@ -142,7 +157,9 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
         _guard_imports(allowed)
     FILENAME = spec["filename"]
     env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
-    status = {"load_error": None, "cases": []}
+    watched = (np, np.testing, np.linalg, builtins)
+    before = _snapshot(watched)
+    status = {"load_error": None, "cases": [], "tampered": []}
     try:
         exec(compile(source, FILENAME, "exec"), env)
     except BaseException as e:
@@ -153,6 +170,7 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
         status["load_error"] = {"missing": spec["function"]}
         return _send(fd_out, status, {}, np)
     status["cases"], arrays = _call_cases(fn, spec, data, np)
+    status["tampered"] = _tampered(before, watched)
     _send(fd_out, status, arrays, np)
 
 

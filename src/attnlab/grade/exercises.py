@@ -50,6 +50,9 @@ class Exercise:
     # the right answer computed plainly in the inputs' precision: float32 answers may err at most
     # twice as much as this does (attnlab.parity); None = a fixed 64-ulp bound
     naive: Callable[..., Outputs] | None = None
+    # candidates built from the learner's own answer (args..., got) -> {id: [outputs]}: a
+    # hypothesis read off the answer, kept only if rebuilding from it reproduces the answer
+    probes: Callable[..., dict[str, list[Outputs | None]]] | None = None
 
 
 # ---- references ------------------------------------------------------------------------------
@@ -64,14 +67,20 @@ def _torch_attention(Q, K, V, mask: bool, scale: float | None = None) -> Outputs
     return out.numpy(), w.numpy()
 
 
+def _fixed() -> np.random.Generator:
+    """The generator of the fixed hard cases: the same inputs in every run, whatever the seed,
+    so a verdict never depends on which random cases a run happened to draw."""
+    return np.random.default_rng(20241130)
+
+
 def _attention_mistakes(
     Q, K, V, mask: bool, **extra: list[dict]
 ) -> dict[str, list[Outputs | None]]:
     found: dict[str, list[Outputs | None]] = {}
-    for mid, change in wrong.ATTENTION_MISTAKES.items():
+    for mid, changes in wrong.ATTENTION_MISTAKES.items():
         if mid.startswith("mask") and not mask:
             continue
-        found[mid] = [wrong.safe(wrong.attention, Q, K, V, mask, **change)]
+        found[mid] = [wrong.safe(wrong.attention, Q, K, V, mask, **c) for c in changes]
     for mid, changes in extra.items():
         found.setdefault(mid, []).extend(
             wrong.safe(wrong.attention, Q, K, V, mask, **c) for c in changes
@@ -83,21 +92,23 @@ def _attention_mistakes(
 
 
 def _softmax_cases(rng: np.random.Generator) -> list[Case]:
-    cases = [
+    extreme = np.array([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0], [0.5, 0.5, 0.5]])
+    return [
         Case("fixed 2x3", {"x": np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])}),
+        Case("fixed ties 3x3 (equal scores)", {"x": np.full((3, 3), 2.0)}),
+        Case("fixed rows at +1000, -1000 and 0.5", {"x": extreme}, large=True),
         Case("random 4x7", {"x": rng.standard_normal((4, 7))}),
         Case("random 5x5 float32", {"x": rng.standard_normal((5, 5)).astype(np.float32)}),
         Case("one row 1x6", {"x": rng.standard_normal((1, 6))}),
+        Case("one column 4x1", {"x": rng.standard_normal((4, 1))}),
         Case("large scores 3x4 (x1000)", {"x": rng.standard_normal((3, 4)) * 1000}, large=True),
     ]
-    return cases
 
 
 def _softmax_mistakes(x) -> dict[str, list[Outputs | None]]:
     return {
-        "softmax_axis": [(wrong.softmax(x, axis=0),)],
-        "missing_keepdims": [wrong.safe(lambda: (wrong.softmax(x, keepdims=False),))],
-        "unstable_softmax": [(wrong.softmax(x, stable=False),)],
+        mid: [wrong.safe(lambda c=c: (wrong.softmax(x, **c),)) for c in changes]
+        for mid, changes in wrong.SOFTMAX_MISTAKES.items()
     }
 
 
@@ -106,6 +117,14 @@ def _softmax_mistakes(x) -> dict[str, list[Outputs | None]]:
 
 def _mask_cases(rng: np.random.Generator) -> list[Case]:
     return [Case(f"T={T}", {}, scalars=(T,)) for T in (1, 3, 5, int(rng.integers(6, 12)))]
+
+
+def _mask_mistakes(T: int) -> dict[str, list[Outputs]]:
+    ones = np.ones((T, T), dtype=bool)
+    return {
+        "mask_orientation": [(np.triu(ones),)],
+        "mask_diagonal_excluded": [(np.tril(ones, -1),)],
+    }
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------------
@@ -139,7 +158,21 @@ def _sdpa_cases(rng: np.random.Generator) -> list[Case]:
             ),
         ]
     cases.append(Case("cross T=3 S=6 unmasked", _qkv(rng, 3, 6, 4, 5), kwargs={"mask": False}))
-    return cases
+    return cases + _fixed_attention_cases(lambda g, T, S, mag: _qkv(g, T, S, 8, 3, mag=mag))
+
+
+def _fixed_attention_cases(inputs) -> list[Case]:
+    """The same hard cases in every run: large magnitudes (masked and not), ties, one key."""
+    g = _fixed()
+    big = inputs(g, 5, 5, 40.0)
+    tie = inputs(g, 3, 3, 1.0)
+    tie = {n: (np.ones_like(a) if n in ("Q", "K", "X") else a) for n, a in tie.items()}
+    return [
+        Case("fixed large magnitude T=5 masked", big, kwargs={"mask": True}, large=True),
+        Case("fixed large magnitude T=5 unmasked", big, kwargs={"mask": False}, large=True),
+        Case("fixed ties (all scores equal) masked", tie, kwargs={"mask": True}),
+        Case("fixed one key and query", inputs(g, 1, 1, 1.0), kwargs={"mask": True}),
+    ]
 
 
 def _sdpa_ref(Q, K, V, mask=False) -> Outputs:
@@ -195,7 +228,11 @@ def _self_attn_cases(rng: np.random.Generator) -> list[Case]:
                 large=True,
             ),
         ]
-    return cases
+
+    def fixed_inputs(g, T, S, mag):
+        return _self_attn_inputs(g, T, 4, 4, mag=mag)
+
+    return cases + _fixed_attention_cases(fixed_inputs)
 
 
 def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
@@ -204,9 +241,13 @@ def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
 
 def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
     d_model = X.shape[1]
-    return _attention_mistakes(
+    found = _attention_mistakes(
         X @ W_Q, X @ W_K, X @ W_V, mask, wrong_scale=[{"scale": math.sqrt(d_model)}]
     )
+    found["wrong_value_projection"] = [
+        wrong.safe(wrong.attention, X @ W_Q, X @ W_K, X @ W, mask) for W in (W_K, W_Q)
+    ]
+    return found
 
 
 # ---- multi_head_attention --------------------------------------------------------------------
@@ -270,6 +311,11 @@ def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
             None if any(o is None for o in heads) else (np.concatenate(heads, axis=-1) @ W_O,)
             for heads in alts
         ]
+    for mid, changes in wrong.MHA_MISTAKES.items():
+        found[mid] = [
+            wrong.safe(lambda c=c: (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),))
+            for c in changes
+        ]
     return found
 
 
@@ -284,10 +330,18 @@ def _pe_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _pe_mistakes(T, d):
-    pe = ref.sinusoidal_positional_encoding(T, d)
-    swapped = np.empty_like(pe)
-    swapped[:, 0::2], swapped[:, 1::2] = pe[:, 1::2], pe[:, 0::2]
-    return {"sin_cos_swapped": [(swapped,)]}
+    return {
+        mid: [wrong.safe(lambda c=c: (wrong.positional(T, d, **c),)) for c in changes]
+        for mid, changes in wrong.PE_MISTAKES.items()
+    }
+
+
+def _pe_probes(T, d, got: list[np.ndarray]) -> dict[str, list[Outputs | None]]:
+    """A base other than 10000, read off the learner's own table and checked by rebuilding it."""
+    base = wrong.estimated_pe_base(got[0]) if got and got[0] is not None else None
+    if base is None or not 1.0 < base < 1e12 or abs(base / 10000.0 - 1) < 1e-3:
+        return {}
+    return {"pe_wrong_base": [wrong.safe(lambda: (wrong.positional(T, d, base=base),))]}
 
 
 # ---- additive_attention ----------------------------------------------------------------------
@@ -303,11 +357,21 @@ def _additive_cases(rng: np.random.Generator) -> list[Case]:
             "v": (rng.standard_normal(d_a) * mag).astype(dtype),
         }
 
+    # fixed: v large and aligned with tanh's sign, so some score is near +800 in every run
+    g = _fixed()
+    fixed = {
+        "query": np.ones(3),
+        "keys": g.standard_normal((6, 3)),
+        "W_q": np.full((3, 4), 2.0),
+        "W_k": g.standard_normal((3, 4)) * 0.1,
+        "v": np.full(4, 200.0),
+    }
     return [
         Case("S=5 d_q=3 d_k=4 d_a=6", inputs(5, 3, 4, 6)),
         Case("S=1", inputs(1, 2, 2, 3)),
         Case("S=7 float32", inputs(7, 4, 4, 5, np.float32)),
         Case("large magnitude v (x800)", inputs(6, 3, 3, 4, mag=800.0), large=True),
+        Case("fixed scores near +800", fixed, large=True),
     ]
 
 
@@ -323,11 +387,10 @@ def _additive_ref(query, keys, W_q, W_k, v) -> Outputs:
 
 
 def _additive_mistakes(query, keys, W_q, W_k, v):
-    with np.errstate(all="ignore"):
-        s = np.tanh(query @ W_q + keys @ W_k) @ v
-        w = wrong.softmax(s, stable=False)
-        no_tanh = wrong.softmax((query @ W_q + keys @ W_k) @ v)
-    return {"unstable_softmax": [(w @ keys, w)], "missing_tanh": [(no_tanh @ keys, no_tanh)]}
+    return {
+        mid: [wrong.safe(wrong.additive, query, keys, W_q, W_k, v, **c) for c in changes]
+        for mid, changes in wrong.ADDITIVE_MISTAKES.items()
+    }
 
 
 def _naive_mha(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
@@ -365,7 +428,7 @@ EXERCISES: dict[str, Exercise] = {
             "(s <= t): the lower triangle with the diagonal, like np.tril.",
             _mask_cases,
             lambda T: (np.tril(np.ones((T, T), dtype=bool)),),
-            lambda T: {"mask_orientation": [(np.triu(np.ones((T, T), dtype=bool)),)]},
+            _mask_mistakes,
         ),
         Exercise(
             "scaled_dot_product_attention",
@@ -431,6 +494,7 @@ EXERCISES: dict[str, Exercise] = {
             lambda T, d: (ref.sinusoidal_positional_encoding(T, d),),
             _pe_mistakes,
             lesson=3,
+            probes=_pe_probes,
         ),
         Exercise(
             "additive_attention",

@@ -29,6 +29,8 @@ class Check:
     name: str
     passed: bool
     message: str = ""
+    scored: bool = True  # False for the gate checks (parsing, imports), and for "inputs left
+    # unchanged" when the function never answered: an untouched starter scores 0
 
 
 @dataclass
@@ -51,19 +53,16 @@ class Report:
 
 def _finish(exercise: str, checks: list[Check], mistakes: list[str], lang: str, **kw) -> Report:
     seen = list(dict.fromkeys(mistakes))  # first occurrence order, no repeats
-    passed = sum(c.passed for c in checks)
+    scored = [c for c in checks if c.scored]
     return Report(
         exercise,
-        passed == len(checks) and not seen,
-        round(passed / len(checks), 4) if checks else 0.0,
+        all(c.passed for c in checks) and bool(scored) and not seen,
+        round(sum(c.passed for c in scored) / len(scored), 4) if scored else 0.0,
         checks,
         seen,
         hints={m: HINTS[m](lang) for m in seen if m in HINTS},
         **kw,
     )
-
-
-NAN_ON_LARGE = "_nan_on_large_inputs"  # resolved per submission: unstable_softmax or nan_output
 
 
 def detect_exercise(source: str) -> str | None:
@@ -94,8 +93,11 @@ def _as_float64(case: Case) -> list[np.ndarray]:
     return [np.asarray(a, dtype=np.float64) for a in case.arrays.values()]
 
 
-def _matches(got: list[np.ndarray], candidate: tuple, expected: tuple) -> bool:
-    """Whether the learner's outputs equal a wrong variant (which itself differs from the truth)."""
+def _matches(
+    got: list[np.ndarray], candidate: tuple, expected: tuple, low_precision: bool = False
+) -> bool:
+    """Whether the learner's outputs equal a wrong variant (which itself differs from the truth),
+    within float32's tolerance when the task or the answer is in float32."""
     if candidate is None or len(candidate) < len(got):
         return False
     differs = False
@@ -103,9 +105,8 @@ def _matches(got: list[np.ndarray], candidate: tuple, expected: tuple) -> bool:
         c = np.asarray(c, dtype=np.float64)
         if g is None or g.shape != c.shape:
             return False
-        tol = (
-            {"rtol": 1e-3, "atol": 1e-5} if g.dtype != np.float64 else {"rtol": 1e-7, "atol": 1e-9}
-        )
+        loose = low_precision or g.dtype != np.float64
+        tol = {"rtol": 1e-3, "atol": 1e-5} if loose else {"rtol": 1e-7, "atol": 1e-9}
         if not np.allclose(g.astype(np.float64), c, equal_nan=True, **tol):
             return False
         if e.shape != c.shape or not np.allclose(c, e, equal_nan=True):
@@ -130,17 +131,33 @@ def _judged_precision(answer: np.dtype, case: Case) -> type | None:
     return None
 
 
-def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[str]]:
-    if cr.forbidden:
-        return Check(case.name, False, f"imports {cr.forbidden!r}, which this exercise forbids"), [
-            "forbidden_import"
-        ]
-    if cr.error:
-        return Check(case.name, False, f"raised {_last_line(cr.error)}\n{cr.error.rstrip()}"), [
-            "crash"
-        ]
+# (mistake id, which of its variants) -> True: reproduces the answer; False: refuted by it
+Evidence = dict[tuple[str, int], bool]
+
+
+def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[str], Evidence]:
+    check, ids = _shape_check(ex, case, cr)
+    if check is not None:
+        return check, ids, {}
     args64 = _as_float64(case)
     expected = ex.reference(*args64, *case.scalars, **case.kwargs)
+    got = cr.outputs[: len(ex.returns)]
+    problems, direct = _problems(ex, case, got, expected, args64)
+    evidence = _evidence(ex, case, got, expected, args64)
+    if not problems:
+        return Check(case.name, True), [], evidence
+    return Check(case.name, False, "; ".join(problems)), direct, evidence
+
+
+def _shape_check(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check | None, list[str]]:
+    """A failure before any number can be compared: an error, or the wrong kind or shape."""
+    if cr.forbidden:
+        msg = f"imports {cr.forbidden!r}, which this exercise forbids"
+        return Check(case.name, False, msg), ["forbidden_import"]
+    if cr.error:
+        msg = f"raised {_last_line(cr.error)}\n{cr.error.rstrip()}"
+        return Check(case.name, False, msg), ["crash"]
+    expected = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)
     want_tuple = len(ex.returns) > 1
     if want_tuple and (cr.kind not in ("tuple", "list") or cr.n_parts != len(ex.returns)):
         got = f"{cr.kind} of {cr.n_parts}" if cr.kind in ("tuple", "list") else str(cr.kind)
@@ -161,15 +178,25 @@ def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[s
             return Check(case.name, False, f"{name} has shape {g.shape}, expected {e.shape}"), [
                 "wrong_return"
             ]
-    problems, mistakes = [], []
+    return None, []
+
+
+def _problems(
+    ex: Exercise, case: Case, got: list, expected: tuple, args64: list
+) -> tuple[list[str], list[str]]:
+    """What is wrong with each returned array, and the mistakes the answer itself proves
+    (a NaN where the answer is finite on ordinary inputs; a mask that is not bool)."""
+    problems, direct = [], []
     for name, g, e in zip(ex.returns, got, expected, strict=True):
         if e.dtype == bool:
-            ok = g.dtype == bool or bool(np.isin(g, (0, 1)).all())
-            ok = ok and np.array_equal(g.astype(bool), e)
-            if not ok:
+            if not np.array_equal(g.astype(bool), e):
                 bad = np.argwhere(g.astype(bool) != e)
-                where = f"; first wrong entry at {bad[0].tolist()}" if len(bad) else ""
-                problems.append(f"{name} differs from the expected mask{where}")
+                problems.append(f"{name} differs from the expected mask at {bad[0].tolist()}")
+            elif g.dtype != bool:
+                problems.append(
+                    f"{name} is {g.dtype}, expected a bool array (np.tril(..., dtype=bool))"
+                )
+                direct.append("mask_dtype")
             continue
         if g.dtype.kind not in "f":
             g = g.astype(np.float64)
@@ -185,19 +212,46 @@ def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[s
         if bad_nan.any():
             where = np.argwhere(bad_nan)[0].tolist()
             problems.append(f"{name} has NaN/Inf at {where} where the answer is finite")
-            mistakes.append(NAN_ON_LARGE if case.large else "nan_output")
+            if not case.large:  # NaN on ordinary inputs is a mistake by itself
+                direct.append("nan_output")
         else:
             err = np.abs(g.astype(np.float64) - e)
             i = tuple(int(j) for j in np.unravel_index(np.argmax(err), e.shape))
             problems.append(
                 f"{name}: {p.message}; at {list(i)} got {g[i]:.6g}, expected {e[i]:.6g}"
             )
-    if not problems:
-        return Check(case.name, True), []
-    for mid, candidates in ex.mistakes(*args64, *case.scalars, **case.kwargs).items():
-        if any(_matches(got, c, expected) for c in candidates):
-            mistakes.insert(0, mid)
-    return Check(case.name, False, "; ".join(problems)), mistakes
+    return problems, direct
+
+
+def _evidence(ex: Exercise, case: Case, got: list, expected: tuple, args64: list) -> Evidence:
+    """For each known mistake whose code gives a different answer than the right code on this
+    case: does it reproduce the learner's answer (True) or not (False, refuted)? The learner's
+    own answer feeds the probes (a hypothesis read off it, e.g. the base of a sin/cos table),
+    which are consulted only when no fixed variant reproduces the answer."""
+    args = (*args64, *case.scalars)
+    found = _weigh(ex.mistakes(*args, **case.kwargs), got, expected, case.float32)
+    if ex.probes is not None and not any(found.values()):  # probes: keys of their own
+        found.update(_weigh(ex.probes(*args, got, **case.kwargs), got, expected, case.float32))
+    return found
+
+
+def _weigh(candidates: dict, got: list, expected: tuple, low_precision: bool) -> Evidence:
+    """Each variant that differs from the right answer here either reproduces the learner's
+    answer or is refuted by it; a variant equal to the right answer tells nothing."""
+    return {
+        (mid, k): _matches(got, c, expected, low_precision)
+        for mid, alts in candidates.items()
+        for k, c in enumerate(alts)
+        if c is not None and _differs(c, expected)
+    }
+
+
+def _differs(candidate: tuple, expected: tuple) -> bool:
+    for c, e in zip(candidate, expected, strict=False):
+        c = np.asarray(c, dtype=np.float64)
+        if c.shape != e.shape or not np.allclose(c, e, equal_nan=True):
+            return True
+    return False
 
 
 def _printed(run: RunResult) -> str:
@@ -219,7 +273,7 @@ def _run_failure(run: RunResult, ex: Exercise, timeout: float) -> tuple[Check, s
         return Check("allowed imports", False, msg), "forbidden_import"
     if run.missing:
         msg = f"no function named {run.missing!r}; expected {ex.signature}"
-        return Check("defines the function", False, msg), "wrong_return"
+        return Check("defines the function", False, msg), "missing_function"
     if run.load_error:
         msg = f"raised while loading: {_last_line(run.load_error)}\n{run.load_error.rstrip()}"
         return Check("loads", False, msg), "crash"
@@ -232,39 +286,80 @@ def _static_checks(source: str, ex: Exercise) -> tuple[list[Check], str | None]:
         tree = ast.parse(source)
     except SyntaxError as e:
         msg = f"line {e.lineno}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")
-        return [Check("valid Python", False, msg)], "syntax_error"
-    checks = [Check("valid Python", True)]
+        return [Check("valid Python", False, msg, scored=False)], "syntax_error"
+    checks = [Check("valid Python", True, scored=False)]
     if ex.allowed_imports is None:
         return checks, None
     bad = forbidden_imports(tree, ex.allowed_imports)
     if bad:
         allowed = ", ".join(ex.allowed_imports)
         msg = f"imports {', '.join(bad)}; allowed here: {allowed} and the standard library"
-        return [*checks, Check("allowed imports", False, msg)], "forbidden_import"
-    return [*checks, Check("allowed imports", True)], None
+        return [*checks, Check("allowed imports", False, msg, scored=False)], "forbidden_import"
+    return [*checks, Check("allowed imports", True, scored=False)], None
 
 
 def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[Check], list[str]]:
     checks: list[Check] = []
-    mistakes: list[str] = []
+    direct: list[str] = []
+    matched: dict[tuple[str, int], int] = {}
+    refuted: set[tuple[str, int]] = set()
     mutated: list[str] = []
     for case, cr in zip(cases, run.cases, strict=True):
-        check, found = _check_case(ex, case, cr)
+        check, ids, evidence = _check_case(ex, case, cr)
         checks.append(check)
-        mistakes += found
+        direct += ids
+        for mid, fits in evidence.items():
+            if fits:
+                matched[mid] = matched.get(mid, 0) + 1
+            else:
+                refuted.add(mid)
         for (name, before), after in zip(case.arrays.items(), cr.inputs_after, strict=False):
             if not np.array_equal(before, after, equal_nan=True) and name not in mutated:
                 mutated.append(name)
     if any(c.arrays for c in cases):  # exercises with array inputs: were they left alone?
         msg = "" if not mutated else f"changed its input(s) {', '.join(mutated)} in place"
-        checks.append(Check("inputs left unchanged", not mutated, msg))
-        if mutated:
-            mistakes.append("mutates_input")
-    # NaN only on large-magnitude inputs is an unstable softmax; NaN on ordinary inputs is not
-    nan_large = "unstable_softmax" if "nan_output" not in mistakes else "nan_output"
-    mistakes = [nan_large if m == NAN_ON_LARGE else m for m in mistakes]
-    counts = {m: mistakes.count(m) for m in mistakes}
-    return checks, sorted(counts, key=lambda m: -counts[m])
+        answered = any(cr.error is None and cr.outputs for cr in run.cases)
+        checks.append(Check("inputs left unchanged", not mutated, msg, scored=answered))
+    failed = any(not c.passed for c in checks)
+    support: dict[str, int] = {}  # id -> matches of its best variant that nothing refuted
+    for (mid, k), n in matched.items():
+        if (mid, k) not in refuted:
+            support[mid] = max(support.get(mid, 0), n)
+    named = sorted(support, key=lambda m: -support[m])
+    if named:  # a known mistake explains the NaN: no separate nan_output
+        direct = [m for m in direct if m != "nan_output"]
+    counts = {m: direct.count(m) for m in direct}
+    ordered = (named if failed else []) + sorted(counts, key=lambda m: -counts[m])
+    if _hardcoded(ex, cases, run):
+        ordered.insert(0, "hardcoded_output")
+    return checks, ordered + (["mutates_input"] if mutated else [])
+
+
+def _hardcoded(ex: Exercise, cases: list[Case], run: RunResult) -> bool:
+    """Evidence of stored answers: two cases whose right answers differ got the same arrays."""
+    seen: list[tuple[tuple, Case]] = []
+    for case, cr in zip(cases, run.cases, strict=True):
+        got = tuple(cr.outputs[: len(ex.returns)])
+        if not got or any(g is None for g in got):
+            continue
+        for other, prev in seen:
+            same_inputs = prev.arrays.keys() == case.arrays.keys() and all(
+                np.array_equal(prev.arrays[n], case.arrays[n]) for n in case.arrays
+            )
+            if same_inputs and prev.scalars == case.scalars:
+                continue  # only the keyword differs (mask=True vs False): not evidence
+            if len(other) == len(got) and all(
+                a.shape == b.shape and np.array_equal(a, b) for a, b in zip(other, got, strict=True)
+            ):
+                want = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)
+                was = ex.reference(*_as_float64(prev), *prev.scalars, **prev.kwargs)
+                if any(
+                    w.shape != v.shape or not np.allclose(w, v)
+                    for w, v in zip(want, was, strict=True)
+                ):
+                    return True
+        seen.append((got, case))
+    return False
 
 
 def grade_source(
@@ -307,6 +402,12 @@ def grade_source(
         msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
         return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
     case_checks, mistakes = _judge_cases(ex, cases, run)
+    if run.tampered:
+        msg = (
+            "replaced " + ", ".join(run.tampered) + " (the verdict is computed outside: no effect)"
+        )
+        case_checks.append(Check("leaves NumPy and the grader alone", False, msg))
+        mistakes.insert(0, "grader_tampering")
     return _finish(exercise, checks + case_checks, mistakes, lang, **meta)
 
 

@@ -75,4 +75,76 @@ HINTS: dict[str, Text] = {
         "The additive score needs tanh: v . tanh(query W_q + keys W_k).",
         "加法型スコアには tanh が必要です：v・tanh(query W_q + keys W_k)。",
     ),
+    "softmax_global_sum": Text(
+        "Each row must be divided by its own sum, not by the sum of the whole array: e.sum(axis=-1, keepdims=True).",
+        "配列全体の和ではなく、各行を自分の和で割ります：e.sum(axis=-1, keepdims=True)。",
+    ),
+    "mask_diagonal_excluded": Text(
+        "A position may see itself: keep the diagonal in the mask (np.tril with k=0, not k=-1).",
+        "各位置は自分自身を見てよいので、対角線もマスクに残します（np.tril は k=0、k=-1 ではありません）。",
+    ),
+    "mask_fill_zero": Text(
+        "A masked score of 0 still gets weight after softmax; set masked scores to -inf (or a large negative number).",
+        "マスクしたスコアを 0 にしても softmax 後に重みが残ります。-inf（または大きな負の数）にします。",
+    ),
+    "mask_dtype": Text(
+        "The mask must be a bool array (True = may attend); 0/1 numbers are added to scores by some libraries.",
+        "マスクは bool 配列（True = 注意してよい）にします。0/1 の数値はライブラリによってはスコアに足されます。",
+    ),
+    "wrong_value_projection": Text(
+        "The values use the wrong matrix: V = X @ W_V (not W_K or W_Q).",
+        "値（V）の行列が違います。V = X @ W_V です（W_K や W_Q ではありません）。",
+    ),
+    "head_split_reshape": Text(
+        "Splitting heads needs a transpose: reshape (T, d_model) to (T, h, d_k), then transpose to (h, T, d_k).",
+        "ヘッドの分割には転置が要ります。(T, d_model) を (T, h, d_k) に reshape し、(h, T, d_k) に転置します。",
+    ),
+    "head_merge_reshape": Text(
+        "Joining heads needs the transpose back: (h, T, d_k) -> transpose to (T, h, d_k) -> reshape to (T, d_model).",
+        "ヘッドを戻すにも転置が要ります：(h, T, d_k) を (T, h, d_k) に転置してから (T, d_model) に reshape します。",
+    ),
+    "heads_interleaved": Text(
+        "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k, not every h-th column.",
+        "ヘッド i は連続した列 i*d_k から (i+1)*d_k を使います。h 列おきではありません。",
+    ),
+    "missing_output_projection": Text(
+        "After joining the heads, multiply by W_O: the output projection mixes the heads.",
+        "ヘッドをつないだ後、W_O を掛けます。出力射影がヘッドを混ぜます。",
+    ),
+    "pe_wrong_base": Text(
+        "The frequencies use the wrong base: 10000 ** (2i / d).",
+        "周波数の底が違います：10000 ** (2i / d) です。",
+    ),
+    "pe_exponent_i_not_2i": Text(
+        "The exponent is 2i/d for the column pair (2i, 2i+1), not i/d.",
+        "指数は列の組 (2i, 2i+1) に対して 2i/d です。i/d ではありません。",
+    ),
+    "pe_odd_column_frequency": Text(
+        "The cos in column 2i+1 uses the same frequency as the sin in column 2i (exponent 2i/d).",
+        "列 2i+1 の cos は列 2i の sin と同じ周波数（指数 2i/d）を使います。",
+    ),
+    "pe_concat_not_interleaved": Text(
+        "sin and cos alternate column by column (sin, cos, sin, cos, ...), not all sines then all cosines.",
+        "sin と cos は列ごとに交互に並べます（sin, cos, sin, cos, ...）。sin をまとめてから cos ではありません。",
+    ),
+    "pe_position_offset": Text(
+        "Positions start at 0: the first row is sin(0) = 0, cos(0) = 1.",
+        "位置は 0 から始まります。最初の行は sin(0) = 0、cos(0) = 1 です。",
+    ),
+    "tanh_misplaced": Text(
+        "tanh goes around the sum of both projections, before the dot with v: v . tanh(query W_q + keys W_k).",
+        "tanh は二つの射影の和にかけ、v との内積の前に置きます：v・tanh(query W_q + keys W_k)。",
+    ),
+    "grader_tampering": Text(
+        "The code replaces parts of NumPy or Python; that changes nothing here (the check runs elsewhere) but it is not allowed.",
+        "コードが NumPy や Python の一部を置き換えています。採点は別の場所で行うので効果はありませんが、禁止です。",
+    ),
+    "hardcoded_output": Text(
+        "The function returns the same numbers for different inputs: compute the answer from the arguments.",
+        "異なる入力に同じ数値を返しています。引数から答えを計算します。",
+    ),
+    "missing_function": Text(
+        "The function the exercise asks for is not defined: check its name and signature in the starter.",
+        "課題の関数が定義されていません。スターターの関数名と引数を確認します。",
+    ),
 }

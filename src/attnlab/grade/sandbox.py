@@ -69,6 +69,7 @@ class RunResult:
     stdout: str = ""
     stderr: str = ""
     dropped: int = 0  # bytes of output beyond the cap
+    tampered: list[str] = field(default_factory=list)  # NumPy/builtins names the code replaced
 
 
 def resolve_isolation(isolation: str = "auto") -> str:
@@ -196,7 +197,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path, limits) -> tuple:
+def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> tuple:
     exe, _ = bwrap.interpreter_files()
     root = isolation == "bwrap" and os.geteuid() == 0
     site = bwrap.SITE if isolation == "bwrap" else _process_site(tmp)
@@ -265,7 +266,8 @@ def run_submission(
     ``SandboxError`` only when the sandbox itself fails, never for what the submission does.
     """
     level = resolve_isolation(isolation)
-    tmp = Path(tempfile.mkdtemp(prefix="attnlab-grade-"))  # process mode's cwd; empty otherwise
+    # process mode's working folder; bwrap needs none (its /tmp is a private tmpfs)
+    tmp = Path(tempfile.mkdtemp(prefix="attnlab-grade-")) if level == "process" else None
     in_fd = _input_memfd(source, function, cases, allowed_imports, filename)
     out_r, out_w = os.pipe()
     try:
@@ -278,7 +280,8 @@ def run_submission(
         for fd in (in_fd, out_r, out_w):
             if fd >= 0:
                 os.close(fd)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) -> RunResult:
@@ -360,4 +363,5 @@ def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int
             cr.outputs = [data.get(f"r{i}_{j}") for j in range(cr.n_parts)]
             cr.inputs_after = [data[f"a{i}_{j}"] for j in range(n_in)]
         result.cases.append(cr)
+    result.tampered = [str(t) for t in status.get("tampered", [])][:20]
     return result

@@ -1,8 +1,9 @@
-"""Known-wrong attention implementations: each mistake id is one small change to the right code.
+"""Known-wrong implementations: each mistake id is one small change to the right code.
 
 ``attention(Q, K, V, mask, **changes)`` computes (output, weights) the right way when called with
 no changes; every keyword switches on one classic mistake. The grader runs these beside the
-reference and names a mistake when the learner's output matches one of them.
+reference and names a mistake only when the learner's output matches one of them (and the variant
+differs from the right answer on that case), so a name always comes with its evidence.
 """
 
 from __future__ import annotations
@@ -11,14 +12,20 @@ import math
 
 import numpy as np
 
+AXES = {"row": -1, "column": -2, "all": None}
+
 
 def softmax(
-    s: np.ndarray, axis: int = -1, keepdims: bool = True, stable: bool = True
+    s: np.ndarray, *, max_over: str = "row", sum_over: str = "row", keepdims: bool = True
 ) -> np.ndarray:
+    """Softmax with the classic slips: ``max_over`` is where the maximum is subtracted ("row",
+    right; "column"; "all", one global max; "none", no subtraction), ``sum_over`` what the
+    exponentials are divided by ("row", right; "column"; "all", the whole array's sum)."""
     with np.errstate(all="ignore"):
-        e = np.exp(s - s.max(axis=axis, keepdims=True)) if stable else np.exp(s)
-        total = e.sum(axis=axis, keepdims=keepdims)
-        return e / total  # without keepdims this broadcasts along the wrong axis (or fails)
+        e = np.exp(s) if max_over == "none" else np.exp(s - s.max(AXES[max_over], keepdims=True))
+        if sum_over == "all":
+            return e / e.sum()
+        return e / e.sum(axis=AXES[sum_over], keepdims=keepdims)  # no keepdims: wrong broadcast
 
 
 def attention(
@@ -27,30 +34,35 @@ def attention(
     V: np.ndarray,
     mask: bool = False,
     *,
-    scale: str = "sqrt",  # "sqrt" (right), "none", "d", or a number to divide by
-    axis: int = -1,
-    keepdims: bool = True,
-    stable: bool = True,
-    mask_mode: str = "before",  # "before" (right), "after" (zeroed after softmax), "none"
-    upper: bool = False,  # mask keeps the upper triangle instead of the lower
-    transpose: bool = False,  # weights computed as K Q^T, i.e. transposed
+    scale: str | float = "sqrt",  # "sqrt" (right), "none", "d", or a number to divide by
+    mask_mode: str = "before",  # "before" (right), "after", "after_renorm", "zero", "none"
+    diagonal: bool = True,  # False: the mask hides the diagonal too (np.tril(k=-1))
+    upper: bool = False,  # the mask keeps the upper triangle instead of the lower
+    transpose: bool = False,  # scores computed as K Q^T
+    weights_T: bool = False,  # right output, weights returned transposed
+    **softmax_changes,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(output (T, d_v), weights (T, S)) for 2-D Q (T, d), K (S, d), V (S, d_v)."""
     d = Q.shape[-1]
     s = (K @ Q.T) if transpose else (Q @ K.T)
-    div = {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d)}.get(scale, scale)
-    s = s / div
+    s = s / {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d)}.get(scale, scale)
     m = None
     if mask:
         T, S = s.shape
-        m = np.triu(np.ones((T, S), bool)) if upper else np.tril(np.ones((T, S), bool))
+        ones = np.ones((T, S), bool)
+        m = np.triu(ones) if upper else np.tril(ones, 0 if diagonal else -1)
         if mask_mode == "before":
             s = np.where(m, s, -np.inf)
+        elif mask_mode == "zero":
+            s = np.where(m, s, 0.0)
     with np.errstate(all="ignore"):
-        w = softmax(s, axis=axis, keepdims=keepdims, stable=stable)
-        if m is not None and mask_mode == "after":
+        w = softmax(s, **softmax_changes)
+        if m is not None and mask_mode in ("after", "after_renorm"):
             w = np.where(m, w, 0.0)
-        return w @ V, w
+            if mask_mode == "after_renorm":
+                w = w / w.sum(-1, keepdims=True)
+        out = w @ V
+    return out, (w.T if weights_T else w)
 
 
 def safe(fn, *args, **kwargs):
@@ -62,15 +74,143 @@ def safe(fn, *args, **kwargs):
         return None
 
 
-# One entry per mistake id: the changes to ``attention`` that make it.
-ATTENTION_MISTAKES: dict[str, dict] = {
-    "missing_scale": {"scale": "none"},
-    "wrong_scale": {"scale": "d"},
-    "softmax_axis": {"axis": 0},
-    "missing_keepdims": {"keepdims": False},
-    "mask_orientation": {"upper": True},
-    "mask_ignored": {"mask_mode": "none"},
-    "mask_after_softmax": {"mask_mode": "after"},
-    "transposed_weights": {"transpose": True},
-    "unstable_softmax": {"stable": False},
+# One entry per mistake id: the changes to ``attention`` that make it (several ways each).
+ATTENTION_MISTAKES: dict[str, list[dict]] = {
+    "missing_scale": [{"scale": "none"}],
+    "wrong_scale": [{"scale": "d"}],
+    "softmax_axis": [{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"}],
+    "softmax_global_sum": [{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
+    "missing_keepdims": [{"keepdims": False}],
+    "mask_orientation": [{"upper": True}],
+    "mask_ignored": [{"mask_mode": "none"}],
+    "mask_after_softmax": [{"mask_mode": "after"}, {"mask_mode": "after_renorm"}],
+    "mask_fill_zero": [{"mask_mode": "zero"}],
+    "mask_diagonal_excluded": [{"diagonal": False}],
+    "transposed_weights": [{"transpose": True}, {"weights_T": True}],
+    "unstable_softmax": [{"max_over": "none"}, {"max_over": "all"}],
+}
+
+# The softmax exercise's own slips, as changes to ``softmax``.
+SOFTMAX_MISTAKES: dict[str, list[dict]] = {
+    "softmax_axis": [{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"}],
+    "softmax_global_sum": [{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
+    "missing_keepdims": [{"keepdims": False}],
+    "unstable_softmax": [{"max_over": "none"}, {"max_over": "all"}],
+}
+
+
+def heads(X: np.ndarray, W: np.ndarray, h: int, how: str = "right") -> np.ndarray:
+    """Project and split into ``h`` heads (h, T, d_k): "right" (reshape then transpose),
+    "reshape" (reshape straight to (h, T, d_k)) or "interleaved" (head i takes columns i::h)."""
+    P = X @ W  # (T, d_model)
+    T, d_model = P.shape
+    d_k = d_model // h
+    if how == "reshape":
+        return P.reshape(h, T, d_k)
+    if how == "interleaved":
+        return np.stack([P[:, i::h] for i in range(h)])
+    return P.reshape(T, h, d_k).transpose(1, 0, 2)
+
+
+def merge(outs: np.ndarray, how: str = "right") -> np.ndarray:
+    """(h, T, d_k) -> (T, h * d_k): "right" (transpose then reshape) or "reshape" (straight)."""
+    h, T, d_k = outs.shape
+    flat = outs if how == "reshape" else outs.transpose(1, 0, 2)
+    return flat.reshape(T, h * d_k)
+
+
+def multi_head(
+    X, W_Q, W_K, W_V, W_O, h, mask=False, *, split="right", join="right", project=True, **changes
+) -> np.ndarray:
+    """Multi-head attention with one of its slips (``split``, ``join``, ``project``) or a
+    per-head attention slip (``changes``, as in ``attention``)."""
+    Q, K, V = (heads(X, W, h, split) for W in (W_Q, W_K, W_V))
+    outs = np.stack([attention(Q[i], K[i], V[i], mask, **changes)[0] for i in range(h)])
+    out = merge(outs, join)
+    return out @ W_O if project else out
+
+
+MHA_MISTAKES: dict[str, list[dict]] = {
+    "head_split_reshape": [{"split": "reshape"}],
+    "head_merge_reshape": [{"join": "reshape"}],
+    "heads_interleaved": [{"split": "interleaved"}],
+    "missing_output_projection": [{"project": False}],
+}
+
+
+def positional(
+    T: int,
+    d: int,
+    *,
+    base: float = 10000.0,
+    exponent: str = "2i",  # "2i" (right) or "i": frequency base^(-i/d) for pair i
+    odd_own_index: bool = False,  # cos column 2i+1 uses (2i+1)/d instead of 2i/d
+    layout: str = "interleaved",  # "interleaved" (right), "concat" (all sines, then all cosines)
+    start: int = 0,  # first position (right: 0)
+    swap: bool = False,  # cos on even columns, sin on odd
+) -> np.ndarray:
+    pos = np.arange(start, start + T, dtype=np.float64)[:, None]  # (T, 1)
+    i = np.arange(d // 2, dtype=np.float64)
+    power = 2 * i if exponent == "2i" else i
+    angle = pos * base ** (-power / d)  # (T, d/2)
+    odd_angle = pos * base ** (-(2 * i + 1) / d) if odd_own_index else angle
+    sin, cos = np.sin(angle), np.cos(odd_angle)
+    if swap:
+        sin, cos = np.cos(angle), np.sin(odd_angle)
+    if layout == "concat":
+        return np.concatenate([sin, cos], axis=1)
+    pe = np.empty((T, d))
+    pe[:, 0::2], pe[:, 1::2] = sin, cos
+    return pe
+
+
+PE_MISTAKES: dict[str, list[dict]] = {
+    "sin_cos_swapped": [{"swap": True}],
+    "pe_exponent_i_not_2i": [{"exponent": "i"}],
+    "pe_odd_column_frequency": [{"odd_own_index": True}],
+    "pe_concat_not_interleaved": [{"layout": "concat"}],
+    "pe_position_offset": [{"start": 1}],
+}
+
+
+def estimated_pe_base(pe: np.ndarray) -> float | None:
+    """The base a sin/cos table was built with, read off its second column pair at position 1
+    (angle = base^(-2/d)); None when the table is too small or not of that form."""
+    if pe.ndim != 2 or pe.shape[0] < 2 or pe.shape[1] < 4:
+        return None
+    d = pe.shape[1]
+    with np.errstate(all="ignore"):
+        angle = math.atan2(float(pe[1, 2]), float(pe[1, 3]))
+        if not 0 < angle < 1:
+            return None
+        return angle ** (-d / 2)
+
+
+def additive(
+    query, keys, W_q, W_k, v, *, tanh: str = "inside", softmax_over: str = "keys", **softmax_changes
+):
+    """Bahdanau attention with its slips: ``tanh`` "inside" (right: v . tanh(q W_q + k W_k)),
+    "none", "outside" (tanh of the whole score), "query" or "key" (on one term only);
+    ``softmax_over`` "keys" (right) or "features" (a length-1 axis: every weight 1), and
+    ``softmax`` changes (``max_over="none"``: no max subtraction)."""
+    a, b = query @ W_q, keys @ W_k  # (d_a,), (S, d_a)
+    with np.errstate(all="ignore"):
+        pre = {
+            "inside": np.tanh(a + b) @ v,
+            "none": (a + b) @ v,
+            "outside": np.tanh((a + b) @ v),
+            "query": (np.tanh(a) + b) @ v,
+            "key": (a + np.tanh(b)) @ v,
+        }[tanh]
+        w = np.ones_like(pre) if softmax_over == "features" else softmax(pre, **softmax_changes)
+    return w @ keys, w
+
+
+ADDITIVE_MISTAKES: dict[str, list[dict]] = {
+    "missing_tanh": [{"tanh": "none"}],
+    # (tanh on the query term alone is not listed: softmax ignores a shift that is the same
+    # for every key, so it gives exactly the weights of missing_tanh)
+    "tanh_misplaced": [{"tanh": "outside"}, {"tanh": "key"}],
+    "softmax_axis": [{"softmax_over": "features"}],
+    "unstable_softmax": [{"max_over": "none"}],
 }

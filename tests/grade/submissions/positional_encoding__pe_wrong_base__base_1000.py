@@ -1,0 +1,11 @@
+import numpy as np
+
+
+def positional_encoding(T, d):
+    pos = np.arange(T)[:, None]
+    i = np.arange(0, d, 2)
+    angle = pos / 1000 ** (i / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe

@@ -1,0 +1,11 @@
+import numpy as np
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / np.sqrt(K.shape[1])
+    if mask:
+        s = np.where(np.tril(np.ones(s.shape, dtype=bool), k=-1), s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return w @ V, w

@@ -1,0 +1,108 @@
+"""Diagnosis: verdicts and names do not depend on the seed, probes find what they claim, and a
+submission that fits no known mistake gets no name.
+
+The corpus functions are our own (trusted), so the 20-seed sweep calls them in-process and runs
+the grader's own judging code on their answers (``_judge_cases``); a few files also go through
+the real sandboxed grader over 20 seeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlab.grade import grade_file, grade_source
+from attnlab.grade.exercises import EXERCISES
+from attnlab.grade.grader import _judge_cases
+from attnlab.grade.sandbox import CaseResult, RunResult
+from attnlab.grade.variants import estimated_pe_base, positional
+
+CORPUS = Path(__file__).parent / "submissions"
+NOT_VALUE_BASED = ("crash", "timeout", "syntax_error", "forbidden_import", "grader_tampering",
+                   "missing_function", "fail", "mutates_input", "wrong_return")  # fmt: skip
+VALUE_FILES = sorted(p for p in CORPUS.glob("*.py") if p.stem.split("__")[1] not in NOT_VALUE_BASED)
+SEEDS = range(20)
+
+
+def _run_in_process(fn, cases) -> RunResult:
+    results = []
+    for c in cases:
+        args = [a.copy() for a in c.arrays.values()]
+        with np.errstate(all="ignore"):
+            r = fn(*args, *c.scalars, **c.kwargs)
+        parts = list(r) if isinstance(r, (tuple, list)) else [r]
+        arrays = [np.asarray(p) for p in parts]
+        results.append(
+            CaseResult(
+                outputs=arrays,
+                n_parts=len(parts),
+                kind=type(r).__name__,
+                types=[f"ndarray {a.dtype} {a.shape}" for a in arrays],
+                inputs_after=args,
+            )
+        )
+    return RunResult(results)
+
+
+def _verdict(path: Path, seed: int) -> tuple[bool, str | None]:
+    exercise = path.stem.split("__")[0]
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    ex = EXERCISES[exercise]
+    cases = ex.make_cases(np.random.default_rng(seed))
+    checks, mistakes = _judge_cases(ex, cases, _run_in_process(ns[exercise], cases))
+    return all(c.passed for c in checks) and not mistakes, (mistakes or [None])[0]
+
+
+@pytest.mark.parametrize("path", VALUE_FILES, ids=lambda p: p.stem)
+def test_verdict_and_name_are_the_same_for_every_seed(path):
+    expected = path.stem.split("__")[1]
+    verdicts = {_verdict(path, seed) for seed in SEEDS}
+    want = (True, None) if expected == "pass" else (False, expected)
+    assert verdicts == {want}, verdicts
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["softmax_rows__unstable_softmax__global_max", "additive_attention__unstable_softmax__no_max"],
+)
+def test_the_issues_seed_dependent_cases_fail_for_every_seed_in_the_real_grader(name):
+    for seed in SEEDS:
+        r = grade_file(CORPUS / f"{name}.py", seed=seed)
+        assert not r.passed and r.mistakes[0] == "unstable_softmax", (seed, r.mistakes)
+
+
+def test_an_untouched_starter_scores_zero(tmp_path):
+    from attnlab.grade import write_starter
+
+    r = grade_file(write_starter("self_attention", tmp_path))
+    assert r.score == 0.0 and not r.passed and r.mistakes == ["crash"]
+
+
+def test_a_mistake_outside_the_catalogue_gets_no_name():
+    src = (CORPUS / "self_attention__pass__vectorized.py").read_text()
+    r = grade_source(src.replace("return", "return 1.5 *", 1), "self_attention", seed=0)
+    assert not r.passed and r.mistakes == []  # shown as a diff, never guessed
+
+
+def test_the_base_probe_reads_the_base_back():
+    for base in (100.0, 1000.0, 12345.0, 10000.0):
+        pe = positional(8, 16, base=base)
+        assert estimated_pe_base(pe) == pytest.approx(base, rel=1e-9)
+    assert estimated_pe_base(np.zeros((1, 4))) is None  # one position: nothing to read
+
+
+def test_pe_base_is_named_only_when_rebuilding_reproduces_the_table():
+    src = """import numpy as np
+def positional_encoding(T, d):
+    pos = np.arange(T)[:, None]
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(pos / 777.0 ** (np.arange(0, d, 2) / d))
+    pe[:, 1::2] = np.cos(pos / 777.0 ** (np.arange(0, d, 2) / d))
+    return pe
+"""
+    assert grade_source(src, "positional_encoding").mistakes == ["pe_wrong_base"]
+    noisy = src.replace("return pe", "return pe + 0.01")  # a base can be read, but it is not it
+    assert "pe_wrong_base" not in grade_source(noisy, "positional_encoding").mistakes
