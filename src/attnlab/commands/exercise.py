@@ -14,12 +14,14 @@ def add_parser(sub) -> None:
         help="list the exercises or write a starter file",
         description="'attnlab exercise list' shows the exercises; 'attnlab exercise start NAME "
         "[PATH]' writes a starter file with the contract and TODOs (never overwrites without "
-        "--force).",
+        "--force); 'attnlab exercise autograder NAME -o DIR' writes a Gradescope autograder "
+        "folder (setup.sh, run_autograder) that grades one submission into results.json.",
     )
-    p.add_argument("action", choices=["list", "start"])
+    p.add_argument("action", choices=["list", "start", "autograder"])
     p.add_argument("name", nargs="?", help="exercise name, for start")
     p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("-o", "--out", metavar="DIR", help="autograder: the folder to write")
     add_lang(p, "summaries and starter")
     p.set_defaults(run=run)
 
@@ -37,6 +39,15 @@ def run(a) -> int:
         raise UserError("exercise start needs a NAME (see 'attnlab exercise list')")
     if a.name not in EXERCISES:
         raise UserError(f"unknown exercise {a.name!r}; choose one of {', '.join(EXERCISES)}")
+    if a.action == "autograder":
+        from ..grade.autograder import write_autograder
+
+        if a.out is None:
+            raise UserError("exercise autograder needs -o DIR, the folder to write")
+        for path in write_autograder(a.name, a.out, a.lang):
+            print(f"wrote {path}")
+        print("zip the files of that folder and upload it as the Gradescope autograder")
+        return 0
     try:
         written = write_starter(a.name, a.file, a.force)
     except (FileExistsError, IsADirectoryError) as e:

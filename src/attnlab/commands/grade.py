@@ -10,7 +10,7 @@ from ..errors import UserError
 from ._args import add_lang, bounded_float, bounded_int, nonneg_int, positive_int
 
 NAME = "grade"
-FORMATS = ("text", "json", "junit", "csv")
+FORMATS = ("text", "json", "junit", "csv", "gradescope")
 
 
 def add_parser(sub) -> None:
@@ -78,6 +78,8 @@ def run(a) -> int:
     path = Path(a.path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
+    if path.is_dir() and a.format == "gradescope":
+        raise UserError("--format gradescope grades one file (Gradescope runs once per student)")
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
     kw = dict(
         lang=a.lang,

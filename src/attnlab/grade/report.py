@@ -134,8 +134,44 @@ def class_summary(reports: list[Report]) -> str:
     return "\n".join(lines)
 
 
+def gradescope(r: Report, lang: str = "en") -> dict:
+    """Gradescope's results.json for one submission: 100 points shared by the scored checks,
+    one test each (name, score, max_score, status, output, visibility), the mistakes and their
+    hints in the top-level output."""
+    scored = [c for c in r.checks if c.scored]
+    if r.error or not scored:  # the code never ran (syntax, imports) or the grader broke
+        why = r.error or "; ".join(clean(c.message) for c in r.checks if not c.passed)
+        scored = [type(r.checks[0])("submission runs", False, why)] if r.checks else []
+    points = 100.0 / max(1, len(scored))
+    tests = [
+        {
+            "name": c.name,
+            "score": points if c.passed else 0.0,
+            "max_score": points,
+            "status": "passed" if c.passed else "failed",
+            "output": clean(c.message),
+            "visibility": "visible",
+        }
+        for c in scored
+    ]
+    lines = [f"{r.exercise}: {'PASSED' if r.passed else 'FAILED'} (seed {r.seed})"]
+    lines += [f"{m}: {r.hints.get(m, '')}" for m in r.mistakes]
+    if r.output:
+        lines += ["", "printed output:", clean(r.output)]
+    return {
+        "score": round(sum(t["score"] for t in tests), 4),
+        "output": "\n".join(lines),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"mistakes": r.mistakes, "isolation": r.isolation},
+    }
+
+
 def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = True) -> str:
     """All reports in one format, ending in a newline (JSON: one object for a single file)."""
+    if fmt == "gradescope":
+        return json.dumps(gradescope(reports[0], lang), indent=2, ensure_ascii=False) + "\n"
     if fmt == "json":
         body = (
             to_json(reports[0])
