@@ -11,3 +11,38 @@ torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-cor
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright. Under CI=true a missing browser fails the test
+    (CI must install it); elsewhere the test skips with the install hint."""
+    import os
+    from pathlib import Path
+
+    hint = "apt-get install chromium && pip install playwright"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"playwright is not installed ({hint})")
+        pytest.skip(f"playwright is not installed ({hint})")
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing ({hint})")
+        pytest.skip(f"{CHROMIUM} is missing ({hint})")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -10,7 +10,7 @@ from ..errors import UserError
 from ._args import add_lang, bounded_float, bounded_int, nonneg_int, positive_int
 
 NAME = "grade"
-FORMATS = ("text", "json", "junit", "csv", "gradescope")
+FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html")
 
 
 def add_parser(sub) -> None:
@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
         "folder is refused unless --no-sandbox is given. Exit 0 if every check passes, 1 if any "
         "fails, 2 on usage errors and internal grader errors.",
         epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
-        "attnlab grade submissions/ --exercise self_attention --format csv",
+        "attnlab grade submissions/ --exercise self_attention --format csv | attnlab grade "
+        "class/ --format html > report.html (class/alice/*.py, class/bob/*.py, ...)",
     )
     p.add_argument(
         "path", metavar="FILE|DIR", help="a .py or .ipynb submission, or a folder of them"
@@ -38,7 +39,14 @@ def add_parser(sub) -> None:
         metavar="NAME",
         help="exercise name (default: detected from the function defined)",
     )
-    p.add_argument("--format", choices=FORMATS, default="text", help="report format")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json, junit, csv (class: one row per file), gradescope (one "
+        "file: Gradescope's results.json), gradebook (class: one row per student, one column "
+        "per exercise), html (class: a report to open in a browser)",
+    )
     p.add_argument(
         "--timeout",
         type=bounded_float(0.5, 3600),

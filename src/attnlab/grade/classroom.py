@@ -18,13 +18,25 @@ class UnsafeClassError(RuntimeError):
 
 
 def submissions_in(folder: Path) -> list[Path]:
-    """The .py/.ipynb entries of ``folder``, symlinks included (they are refused, not followed)."""
-    return sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES)
+    """The .py/.ipynb entries of ``folder`` and of its student subfolders (``alice/hw.py``), one
+    level deep; symlinks are listed (to be refused, never followed), linked folders skipped."""
+    found = [p for p in folder.iterdir() if p.suffix in SUFFIXES]
+    for sub in folder.iterdir():
+        if sub.is_dir() and not sub.is_symlink() and not sub.name.startswith("."):
+            found += [p for p in sub.iterdir() if p.suffix in SUFFIXES]
+    return sorted(found)
 
 
-def _refused(path: Path, exercise: str | None, why: str, mistake: str) -> Report:
+def student_of(file: str) -> str:
+    """The student a class-mode report belongs to: its subfolder, or the file's own name."""
+    path = Path(file)
+    return path.parts[0] if len(path.parts) > 1 else path.stem
+
+
+def _refused(path: Path, exercise: str | None, why: str, mistake: str, folder: Path) -> Report:
     checks = [Check("submission", False, why)]
-    return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=path.name)
+    rel = str(path.relative_to(folder))
+    return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=rel)
 
 
 def grade_dir(
@@ -57,14 +69,15 @@ def grade_dir(
 
     def one(p: Path) -> Report:
         if p.is_symlink() or not p.is_file():
-            return _refused(p, exercise, "not a regular file (symlinks are not followed)", "crash")
+            why = "not a regular file (symlinks are not followed)"
+            return _refused(p, exercise, why, "crash", folder)
         try:
             source = read_submission(p, follow_symlinks=False)
             return grade_text(source, p.relative_to(folder), exercise, isolation=level, **kw)
         except ValueError as e:  # unreadable, or could not tell the exercise: a report, not a crash
-            return _refused(p, exercise, str(e), "wrong_return")
+            return _refused(p, exercise, str(e), "missing_function", folder)
         except OSError as e:
-            return _refused(p, exercise, f"cannot read it ({e.strerror})", "crash")
+            return _refused(p, exercise, f"cannot read it ({e.strerror})", "crash", folder)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         return list(pool.map(one, files))

@@ -9,6 +9,7 @@ as a formula get a leading apostrophe (OWASP's advice on CSV injection).
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -168,6 +169,85 @@ def gradescope(r: Report, lang: str = "en") -> dict:
     }
 
 
+def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """(exercises in catalogue order, {student: {exercise: best score}}) for a class."""
+    from .classroom import student_of
+    from .exercises import EXERCISES
+
+    book: dict[str, dict[str, float]] = {}
+    for r in reports:
+        row = book.setdefault(student_of(r.file), {})
+        row[r.exercise] = max(row.get(r.exercise, 0.0), 0.0 if r.error else r.score)
+    present = {e for row in book.values() for e in row}
+    order = [e for e in EXERCISES if e in present] + sorted(present - set(EXERCISES))
+    return order, dict(sorted(book.items()))
+
+
+def gradebook(reports: list[Report]) -> str:
+    """CSV: one row per student, one column per exercise (the best score), and their mean."""
+    exercises, book = gradebook_rows(reports)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student", *exercises, "mean"])
+    for student, row in book.items():
+        cells = [f"{row[e]:.4f}" if e in row else "" for e in exercises]
+        mean = sum(row.get(e, 0.0) for e in exercises) / max(1, len(exercises))
+        w.writerow([_cell(student), *cells, f"{mean:.4f}"])
+    return buf.getvalue()
+
+
+CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
+th{background:#f3f3f3}.bar{background:#4a78c2;height:1em;display:inline-block}
+.ok{color:#176c2c}.no{color:#a11}td.n{text-align:right;font-variant-numeric:tabular-nums}"""
+
+
+def class_html(reports: list[Report], lang: str = "en") -> str:
+    """A one-file class report for a browser: pass rate, score distribution, mistakes by
+    frequency with their hints, and the gradebook. No script, no external resource; every text
+    from a submission is escaped."""
+    from .hints import HINTS
+
+    e = html.escape
+    n = len(reports)
+    passed = sum(r.passed for r in reports)
+    buckets = [0] * 5
+    for r in reports:
+        buckets[min(4, int(r.score * 5))] += 1
+    dist = "".join(
+        f"<tr><td>{i * 20}-{i * 20 + 20}%</td><td class=n>{k}</td>"
+        f"<td><span class=bar style='width:{12 * k}px'></span></td></tr>"
+        for i, k in enumerate(buckets)
+    )
+    common = Counter(m for r in reports for m in r.mistakes).most_common()
+    mistakes = "".join(
+        f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(HINTS[m](lang) if m in HINTS else '')}</td></tr>"
+        for m, k in common
+    )
+    exercises, book = gradebook_rows(reports)
+    head = "".join(f"<th>{e(x)}</th>" for x in exercises)
+    rows = "".join(
+        f"<tr><td>{e(student)}</td>"
+        + "".join(f"<td class=n>{row[x]:.2f}</td>" if x in row else "<td></td>" for x in exercises)
+        + "</tr>"
+        for student, row in book.items()
+    )
+    rate = f"{passed}/{n} submissions passed ({passed / n:.0%})" if n else "no submissions"
+    return f"""<!doctype html>
+<html lang="{e(lang)}"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>attnlab class report</title><style>{CSS}</style></head><body>
+<h1>Class report</h1>
+<p id="rate">{e(rate)}</p>
+<h2>Scores</h2><table id="distribution"><tr><th>score</th><th>submissions</th><th></th></tr>{dist}</table>
+<h2>Mistakes by frequency</h2>
+<table id="mistakes"><tr><th>mistake</th><th>submissions</th><th>hint</th></tr>{mistakes}</table>
+<h2>Gradebook</h2>
+<table id="gradebook"><tr><th>student</th>{head}</tr>{rows}</table>
+</body></html>
+"""
+
+
 def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = True) -> str:
     """All reports in one format, ending in a newline (JSON: one object for a single file)."""
     if fmt == "gradescope":
@@ -182,6 +262,10 @@ def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = Tru
         body = junit(reports)
     elif fmt == "csv":
         return class_csv(reports)
+    elif fmt == "gradebook":
+        return gradebook(reports)
+    elif fmt == "html":
+        return class_html(reports, lang)
     else:
         body = "\n\n".join(text(r, lang) for r in reports)
     return body + "\n"
