@@ -106,3 +106,93 @@ def positional_encoding(T, d):
     assert grade_source(src, "positional_encoding").mistakes == ["pe_wrong_base"]
     noisy = src.replace("return pe", "return pe + 0.01")  # a base can be read, but it is not it
     assert "pe_wrong_base" not in grade_source(noisy, "positional_encoding").mistakes
+
+
+def test_hint_levels_go_from_concept_to_fix():
+    from attnlab.grade.hints import HINTS, hint
+
+    for mid in HINTS:
+        one, two, three = (hint(mid, "en", k) for k in (1, 2, 3))
+        assert one and two.startswith(one) and len(two) > len(one) and three == HINTS[mid]("en")
+    r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py", seed=0, hint_level=1)
+    assert r.hints["missing_scale"] == hint("missing_scale", "en", 1)
+    assert "sqrt" not in r.hints["missing_scale"]  # level 1 names the concept, not the fix
+
+
+def test_the_smallest_failing_case_is_shown_with_wrong_cells_marked():
+    import json
+
+    from attnlab.grade import report
+
+    r = grade_file(CORPUS / "self_attention__mask_orientation__triu.py", seed=0)
+    assert r.shown["name"] == "weights" and r.shown["case"]
+    got, want = np.array(r.shown["got"], float), np.array(r.shown["expected"], float)
+    assert got.shape == want.shape and got.size <= 9  # the smallest failing case: 3x3 here
+    text = report.text(r)
+    assert "yours | expected" in text and "*" in text
+    nan = grade_file(CORPUS / "self_attention__mask_diagonal_excluded__strict_lower.py", seed=0)
+
+    def no_constants(name):
+        raise ValueError(f"{name} is not JSON")
+
+    json.loads(report.to_json(nan), parse_constant=no_constants)  # NaN cells travel as null
+    assert any(None in row for row in nan.shown["got"])
+    sdpa = grade_file(CORPUS / "scaled_dot_product_attention__missing_scale__no_sqrt.py", seed=0)
+    assert sdpa.shown is None  # that exercise returns no weights
+
+
+def test_plot_draws_the_failing_case(tmp_path):
+    from attnlab.cli import main
+
+    out = tmp_path / "cmp.png"
+    bad = CORPUS / "self_attention__mask_orientation__triu.py"
+    assert main(["grade", str(bad), "--plot", str(out), "--seed", "0"]) == 1
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["grade", str(CORPUS), "--plot", str(out)]) == 2  # one file only
+
+
+def _notebook(*cells) -> str:
+    import json
+
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": kind, "source": src, "metadata": {}, "outputs": []}
+                if kind == "code"
+                else {"cell_type": kind, "source": src, "metadata": {}}
+                for kind, src in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_notebook_errors_name_the_cell_and_line_and_ipython_cells_are_handled(tmp_path):
+    nb = tmp_path / "hw.ipynb"
+    nb.write_text(
+        _notebook(
+            ("markdown", "# My homework"),
+            ("code", "import numpy as np\n%matplotlib inline\ndisplay('hello')"),
+            (
+                "code",
+                "%%time\ndef self_attention(X, W_Q, W_K, W_V, mask=False):\n"
+                "    Q = X @ W_Q\n    raise ValueError('not yet')",
+            ),
+            ("code", "%%bash\necho this is not Python"),
+        )
+    )
+    r = grade_file(nb, seed=0)
+    messages = "\n".join(c.message for c in r.checks)
+    assert r.mistakes == ["crash"] and "not yet" in messages
+    assert "cell 3, line 4" in messages  # the raise: 4th line of cell 3, counting %%time
+    assert "cell 4 not run: %%bash" in messages  # said, not silently dropped
+    assert "hello" in r.output  # display() printed instead of crashing
+
+
+def test_a_syntax_error_in_a_notebook_names_its_cell(tmp_path):
+    nb = tmp_path / "hw.ipynb"
+    nb.write_text(_notebook(("code", "import numpy as np"), ("code", "x = 1\ndef f(:\n    pass")))
+    r = grade_file(nb, "self_attention")
+    assert r.mistakes == ["syntax_error"] and "cell 2, line 2" in r.checks[0].message

@@ -71,6 +71,19 @@ def add_parser(sub) -> None:
         help="address-space limit per submission, at least 256 (default 2048)",
     )
     p.add_argument(
+        "--hint-level",
+        type=int,
+        choices=(1, 2, 3),
+        default=3,
+        help="1: the concept behind each mistake, 2: also where to look, 3: how to fix (default)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="one file: draw your weights beside the expected ones for the smallest failing "
+        "case, wrong cells outlined",
+    )
+    p.add_argument(
         "--no-sandbox",
         action="store_true",
         help="grade without bwrap (process isolation only): the submissions can read and write "
@@ -86,6 +99,8 @@ def run(a) -> int:
     path = Path(a.path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
+    if path.is_dir() and a.plot:
+        raise UserError("--plot draws one file's weights; grade a single file with it")
     if path.is_dir() and a.format == "gradescope":
         raise UserError("--format gradescope grades one file (Gradescope runs once per student)")
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
@@ -95,6 +110,7 @@ def run(a) -> int:
         seed=seed,
         memory_mb=a.memory_mb,
         isolation="process" if a.no_sandbox else "auto",
+        hint_level=a.hint_level,
     )
     try:
         if path.is_dir():
@@ -108,9 +124,22 @@ def run(a) -> int:
     print(report.render(reports, a.format, a.lang, single=not path.is_dir()), end="")
     if path.is_dir():
         print(report.class_summary(reports), file=sys.stderr)
+    elif a.plot:
+        _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
     for r in errors:
         print(f"attnlab grade: {report.clean(r.file)}: {report.clean(r.error)}", file=sys.stderr)
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _plot(r, path: str) -> None:
+    if not r.shown:
+        print("--plot: nothing to draw (no failing case with weights)", file=sys.stderr)
+        return
+    from ..viz import compare_weights, save
+
+    fig = compare_weights(r.shown["got"], r.shown["expected"], f"{r.exercise}: {r.shown['case']}")
+    save(fig, path)
+    print(f"wrote {path}", file=sys.stderr)

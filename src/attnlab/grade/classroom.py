@@ -72,8 +72,8 @@ def grade_dir(
             why = "not a regular file (symlinks are not followed)"
             return _refused(p, exercise, why, "crash", folder)
         try:
-            source = read_submission(p, follow_symlinks=False)
-            return grade_text(source, p.relative_to(folder), exercise, isolation=level, **kw)
+            submission = read_submission(p, follow_symlinks=False)
+            return grade_text(submission, p.relative_to(folder), exercise, isolation=level, **kw)
         except ValueError as e:  # unreadable, or could not tell the exercise: a report, not a crash
             return _refused(p, exercise, str(e), "missing_function", folder)
         except OSError as e:

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..parity import compare
 from .exercises import EXERCISES, Case, Exercise
-from .hints import HINTS
-from .notebook import read_submission
+from .hints import hint
+from .notebook import Submission, read_submission
 from .sandbox import CaseResult, RunResult, resolve_isolation, run_submission
 
 OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report
@@ -44,6 +44,7 @@ class Report:
     seed: int | None = None
     hints: dict[str, str] = field(default_factory=dict)
     isolation: str = ""  # "bwrap" or "process": how the submission was isolated
+    shown: dict | None = None  # the smallest failing case's weights: {case, name, got, expected}
     output: str = ""  # what the submission printed (trimmed)
     error: str | None = None  # an internal grader error: no verdict on the submission
 
@@ -51,7 +52,9 @@ class Report:
         return asdict(self)
 
 
-def _finish(exercise: str, checks: list[Check], mistakes: list[str], lang: str, **kw) -> Report:
+def _finish(
+    exercise: str, checks: list[Check], mistakes: list[str], lang: str, hint_level: int = 3, **kw
+) -> Report:
     seen = list(dict.fromkeys(mistakes))  # first occurrence order, no repeats
     scored = [c for c in checks if c.scored]
     return Report(
@@ -60,7 +63,7 @@ def _finish(exercise: str, checks: list[Check], mistakes: list[str], lang: str, 
         round(sum(c.passed for c in scored) / len(scored), 4) if scored else 0.0,
         checks,
         seen,
-        hints={m: HINTS[m](lang) for m in seen if m in HINTS},
+        hints={m: hint(m, lang, hint_level) for m in seen},
         **kw,
     )
 
@@ -335,6 +338,40 @@ def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[
     return checks, ordered + (["mutates_input"] if mutated else [])
 
 
+SHOWN_MAX = 144  # cells: a failing case larger than this is described, not drawn
+
+
+def _smallest_failing_weights(
+    ex: Exercise, cases: list[Case], run: RunResult, checks: list[Check]
+) -> dict | None:
+    """For exercises that return weights (or a mask): the learner's and the expected array on
+    the smallest failing case, to show side by side. Only outputs, never the case's inputs."""
+    name = next((n for n in ("weights", "mask") if n in ex.returns), None)
+    if name is None:
+        return None
+    k = ex.returns.index(name)
+    best = None
+    for case, cr, check in zip(cases, run.cases, checks, strict=False):
+        got = cr.outputs[k] if not check.passed and len(cr.outputs) > k else None
+        if got is None:
+            continue
+        want = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)[k]
+        if got.shape == want.shape and want.size <= SHOWN_MAX:
+            if best is None or want.size < best[0]:
+                best = (want.size, case.name, got, want)
+    if best is None:
+        return None
+
+    def plain(a: np.ndarray) -> list:  # JSON-safe: NaN and Inf become None (null)
+        a = np.asarray(a, dtype=np.float64)
+        cells = a.astype(object)
+        cells[~np.isfinite(a)] = None
+        return cells.tolist()
+
+    _, case_name, got, want = best
+    return {"case": case_name, "name": name, "got": plain(got), "expected": plain(want)}
+
+
 def _hardcoded(ex: Exercise, cases: list[Case], run: RunResult) -> bool:
     """Evidence of stored answers: two cases whose right answers differ got the same arrays."""
     seen: list[tuple[tuple, Case]] = []
@@ -372,6 +409,7 @@ def grade_source(
     memory_mb: int = 2048,
     file: str = "",
     isolation: str = "auto",
+    hint_level: int = 3,
 ) -> Report:
     """Grade Python ``source`` as a submission for ``exercise``.
 
@@ -379,7 +417,12 @@ def grade_source(
     Raises ``SandboxError`` when the sandbox itself fails: that is not the submission's fault.
     """
     ex = EXERCISES[exercise]
-    meta = {"file": file, "seed": seed, "isolation": resolve_isolation(isolation)}
+    meta = {
+        "file": file,
+        "seed": seed,
+        "isolation": resolve_isolation(isolation),
+        "hint_level": hint_level,
+    }
     checks, static_mistake = _static_checks(source, ex)
     if static_mistake:
         return _finish(exercise, checks, [static_mistake], lang, **meta)
@@ -402,6 +445,7 @@ def grade_source(
         msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
         return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
     case_checks, mistakes = _judge_cases(ex, cases, run)
+    meta["shown"] = _smallest_failing_weights(ex, cases, run, case_checks)
     if run.tampered:
         msg = (
             "replaced " + ", ".join(run.tampered) + " (the verdict is computed outside: no effect)"
@@ -424,7 +468,7 @@ def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
     """
     path = Path(path)
     try:
-        source = read_submission(path)
+        submission = read_submission(path)
     except ValueError as e:
         return _finish(
             exercise or "unknown",
@@ -433,11 +477,13 @@ def grade_file(path: str | Path, exercise: str | None = None, **kw) -> Report:
             kw.get("lang", "en"),
             file=str(path),
         )
-    return grade_text(source, path, exercise, **kw)
+    return grade_text(submission, path, exercise, **kw)
 
 
-def grade_text(source: str, path: Path, exercise: str | None = None, **kw) -> Report:
-    """Grade source already read from ``path`` (read once; the file is never opened again)."""
+def grade_text(submission: Submission, path: Path, exercise: str | None = None, **kw) -> Report:
+    """Grade a submission already read from ``path`` (read once; never opened again). For a
+    notebook, every line number in the report names its cell."""
+    source = submission.code
     name = exercise or detect_exercise(source)
     if name is None:
         raise ValueError(
@@ -447,7 +493,12 @@ def grade_text(source: str, path: Path, exercise: str | None = None, **kw) -> Re
     if name not in EXERCISES:
         raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(EXERCISES)}")
     try:
-        return grade_source(source, name, file=str(path), **kw)
+        r = grade_source(source, name, file=str(path), **kw)
     except Exception as e:  # the grader's own failure: reported as such, never as the learner's
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         return internal_error(name, str(path), f"internal grader error: {detail}")
+    for c in r.checks:
+        c.message = submission.relabel(c.message)
+    if submission.notes:
+        r.checks.append(Check("notebook cells", True, "; ".join(submission.notes), scored=False))
+    return r

@@ -148,3 +148,149 @@ HINTS: dict[str, Text] = {
         "課題の関数が定義されていません。スターターの関数名と引数を確認します。",
     ),
 }
+
+# Hint levels: 1 = the concept, 2 = where in the code, 3 = how to fix (the hint above).
+# Levels 1 and 2 come from the step of the computation each mistake belongs to.
+STEP_OF: dict[str, str] = {
+    "softmax_axis": "softmax",
+    "missing_keepdims": "softmax",
+    "softmax_global_sum": "softmax",
+    "unstable_softmax": "softmax",
+    "nan_output": "softmax",
+    "missing_scale": "scale",
+    "wrong_scale": "scale",
+    "mask_orientation": "mask",
+    "mask_ignored": "mask",
+    "mask_after_softmax": "mask",
+    "mask_fill_zero": "mask",
+    "mask_diagonal_excluded": "mask",
+    "mask_dtype": "mask",
+    "transposed_weights": "scores",
+    "wrong_value_projection": "projections",
+    "head_split_reshape": "heads",
+    "head_merge_reshape": "heads",
+    "heads_interleaved": "heads",
+    "missing_output_projection": "heads",
+    "pe_wrong_base": "positions",
+    "pe_exponent_i_not_2i": "positions",
+    "pe_odd_column_frequency": "positions",
+    "pe_concat_not_interleaved": "positions",
+    "pe_position_offset": "positions",
+    "sin_cos_swapped": "positions",
+    "missing_tanh": "additive",
+    "tanh_misplaced": "additive",
+    "mutates_input": "contract",
+    "wrong_return": "contract",
+    "missing_function": "contract",
+    "hardcoded_output": "contract",
+    "grader_tampering": "contract",
+    "forbidden_import": "contract",
+    "crash": "code",
+    "timeout": "code",
+    "syntax_error": "code",
+}
+
+STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look)
+    "softmax": (
+        Text(
+            "Softmax turns each query's scores into weights that are positive and sum to 1.",
+            "softmax は各クエリのスコアを、正で和が 1 の重みに変えます。",
+        ),
+        Text(
+            "Look at the softmax: which axis it reduces over, and what it subtracts and divides by.",
+            "softmax を見直します。どの軸で集計し、何を引き、何で割っているか。",
+        ),
+    ),
+    "scale": (
+        Text(
+            "Dot products grow with the width d_k; scaling keeps the softmax from saturating.",
+            "内積は幅 d_k とともに大きくなります。スケーリングで softmax の飽和を防ぎます。",
+        ),
+        Text(
+            "Look at the line that computes the scores from Q and K.",
+            "Q と K からスコアを計算する行を見直します。",
+        ),
+    ),
+    "mask": (
+        Text(
+            "The causal mask lets each position see itself and the past, never the future.",
+            "因果マスクは各位置に自分と過去だけを見せ、未来は見せません。",
+        ),
+        Text(
+            "Look at where and how the mask is applied: which triangle, which value, before softmax.",
+            "マスクをどこでどう適用しているか見直します。どちらの三角形か、どの値か、softmax の前か。",
+        ),
+    ),
+    "scores": (
+        Text(
+            "Row t of the weights belongs to query t: scores are Q K^T, queries down, keys across.",
+            "重みの行 t はクエリ t のものです。スコアは Q Kᵀ で、縦がクエリ、横がキーです。",
+        ),
+        Text(
+            "Look at the order of Q and K in the scores, and at what you return.",
+            "スコアでの Q と K の順序と、返している値を見直します。",
+        ),
+    ),
+    "projections": (
+        Text(
+            "Queries, keys and values are three different projections of the same input.",
+            "クエリ・キー・値は同じ入力の三つの異なる射影です。",
+        ),
+        Text("Look at the three lines that build Q, K and V.", "Q、K、V を作る三行を見直します。"),
+    ),
+    "heads": (
+        Text(
+            "Each head attends on its own contiguous slice of width d_k; W_O mixes the heads back.",
+            "各ヘッドは幅 d_k の連続した切れ端で注意し、W_O がヘッドを混ぜ戻します。",
+        ),
+        Text(
+            "Look at how the projections are split into heads and joined back.",
+            "射影をヘッドに分ける処理と、つなぎ戻す処理を見直します。",
+        ),
+    ),
+    "positions": (
+        Text(
+            "Each column pair is a sin/cos of the position at its own frequency, base^(-2i/d).",
+            "各列の組は、位置の sin/cos をそれぞれの周波数 base^(-2i/d) で表します。",
+        ),
+        Text(
+            "Look at the positions, the exponent and which columns get sin and cos.",
+            "位置、指数、どの列に sin と cos を入れるかを見直します。",
+        ),
+    ),
+    "additive": (
+        Text(
+            "Additive attention scores a key by v . tanh(W_q query + W_k key): a small network.",
+            "加法型アテンションはキーを v・tanh(W_q query + W_k key) という小さなネットワークで採点します。",
+        ),
+        Text(
+            "Look at the score line: where tanh is and what it wraps.",
+            "スコアの行を見直します。tanh がどこにあり、何を包んでいるか。",
+        ),
+    ),
+    "contract": (
+        Text(
+            "The function must follow the exercise's contract: its name, arguments and return value.",
+            "関数は課題の約束（名前・引数・戻り値）に従う必要があります。",
+        ),
+        Text(
+            "Compare your function with the starter's signature and docstring.",
+            "スターターのシグネチャと docstring と見比べます。",
+        ),
+    ),
+    "code": (
+        Text(
+            "The code has to run to the end on every case.",
+            "コードはすべてのケースで最後まで動く必要があります。",
+        ),
+        Text("Look at the line the message points to.", "メッセージが指す行を見直します。"),
+    ),
+}
+
+
+def hint(mistake: str, lang: str = "en", level: int = 3) -> str:
+    """The hint for ``mistake`` at ``level`` (1 concept, 2 + where to look, 3 how to fix)."""
+    if level >= 3 or mistake not in STEP_OF:
+        return HINTS[mistake](lang) if mistake in HINTS else ""
+    concept, where = STEPS[STEP_OF[mistake]]
+    return concept(lang) if level == 1 else f"{concept(lang)} {where(lang)}"

@@ -4,30 +4,77 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_BYTES = 4 * 2**20  # a submission larger than this is refused
 
 
-def notebook_source(text: str) -> str:
-    """The code cells of an .ipynb in order; IPython magics (%, %%) and shell lines (!) dropped."""
+PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")  # their body is Python
+PRELUDE = "display = print  # IPython's display(), outside IPython\n"
+
+
+@dataclass
+class Submission:
+    """A submission's Python source; for a notebook also where each line came from."""
+
+    code: str
+    cells: list[tuple[int, int]] = field(default_factory=list)  # per code line: (cell, line)
+    notes: list[str] = field(default_factory=list)  # cells that were not run, and why
+
+    def where(self, line: int) -> str:
+        """``line N`` of the joined source as the learner sees it: ``cell K, line M``."""
+        if not self.cells or not 1 <= line <= len(self.cells):
+            return f"line {line}"
+        cell, at = self.cells[line - 1]
+        return f"cell {cell}, line {at}" if cell else f"line {line}"
+
+    def relabel(self, text: str) -> str:
+        """Every ``line N`` in a message or traceback, as ``cell K, line M``."""
+        if not self.cells:
+            return text
+        return re.sub(r"\bline (\d+)", lambda m: self.where(int(m.group(1))), text)
+
+
+def parse_notebook(text: str) -> Submission:
+    """The code cells of an .ipynb joined in order, with a map back to (cell, line).
+
+    Line magics (``%matplotlib``) and shell lines (``!pip``) become blank lines; cells under a
+    timing or capture magic (``%%time``) keep their Python body; other cell magics (``%%bash``)
+    are left out with a note; ``display`` works as ``print``. Cells are numbered from 1 in the
+    notebook's order, markdown cells included, as they appear on screen.
+    """
     nb = json.loads(text)
-    chunks = []
-    for cell in nb.get("cells", []):
+    lines, where, notes = PRELUDE.splitlines(), [(0, 0)], []
+    for number, cell in enumerate(nb.get("cells", []), start=1):
         if cell.get("cell_type") != "code":
             continue
         src = cell.get("source", "")
-        lines = ("".join(src) if isinstance(src, list) else src).splitlines()
-        if lines and lines[0].lstrip().startswith("%%"):
-            continue  # a cell magic (%%time, %%bash): the whole cell is not Python
-        kept = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines]
-        chunks.append("\n".join(kept))
-    return "\n\n".join(chunks) + "\n"
+        body = ("".join(src) if isinstance(src, list) else src).splitlines()
+        first = body[0].strip() if body else ""
+        offset = 0
+        if first.startswith("%%"):
+            if first.split()[0] not in PYTHON_CELL_MAGICS:
+                notes.append(f"cell {number} not run: {first.split()[0]} is an IPython cell magic")
+                continue
+            body, offset = body[1:], 1
+        for k, ln in enumerate(body, start=1 + offset):
+            lines.append("" if ln.lstrip().startswith(("%", "!")) else ln)
+            where.append((number, k))
+        lines.append("")
+        where.append((number, len(body) + offset + 1))
+    return Submission("\n".join(lines) + "\n", where, notes)
 
 
-def read_submission(path: Path, *, follow_symlinks: bool = True) -> str:
-    """The Python source of a submission, read once.
+def notebook_source(text: str) -> str:
+    """The Python source of a notebook (see ``parse_notebook``)."""
+    return parse_notebook(text).code
+
+
+def read_submission(path: Path, *, follow_symlinks: bool = True) -> Submission:
+    """The Python source of a submission, read once (for a notebook, with its cell map).
 
     Raises ValueError for anything but a regular file of at most 4 MiB (a FIFO or device is never
     opened for blocking reads), and for a notebook that is not JSON; OSError if it cannot be read.
@@ -44,7 +91,7 @@ def read_submission(path: Path, *, follow_symlinks: bool = True) -> str:
     raw = data.decode("utf-8", errors="replace")
     if path.suffix == ".ipynb":
         try:
-            return notebook_source(raw)
+            return parse_notebook(raw)
         except (json.JSONDecodeError, AttributeError, TypeError) as e:
             raise ValueError(f"{path}: not a readable Jupyter notebook ({e})") from None
-    return raw
+    return Submission(raw)

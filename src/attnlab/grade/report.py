@@ -58,6 +58,8 @@ def text(r: Report, lang: str = "en") -> str:
         if rest and c.message not in shown:  # a traceback: print it once, not for every case
             lines += [f"        {ln}" for ln in rest[-8:]]
             shown.add(c.message)
+    if r.shown:
+        lines += side_by_side(r.shown, ja)
     if r.output:
         lines.append("出力 (print):" if ja else "printed output:")
         lines += [f"  | {ln}" for ln in clean(r.output).splitlines()[:40]]
@@ -66,6 +68,43 @@ def text(r: Report, lang: str = "en") -> str:
         lines += [f"  {m}: {r.hints.get(m, '')}" for m in r.mistakes]
     lines.append(("合格" if ja else "PASSED") if r.passed else ("不合格" if ja else "FAILED"))
     return "\n".join(ln for ln in lines if ln)
+
+
+def _cells(a) -> list[list]:
+    return [a] if a and not isinstance(a[0], list) else a  # a 1-D vector as one row
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "nan"
+    if isinstance(x, bool) or (x in (0, 1) and float(x).is_integer()):
+        return f"{x:.0f}"
+    return f"{x:.2f}"
+
+
+def side_by_side(shown: dict, ja: bool = False) -> list[str]:
+    """The learner's array beside the expected one, wrong cells marked with ``*``."""
+    got, want = _cells(shown["got"]), _cells(shown["expected"])
+    title = (
+        f"{shown['name']}（{shown['case']}）: あなた | 期待値（* = 違うセル）"
+        if ja
+        else f"{shown['name']} on {shown['case']!r}: yours | expected (* = wrong cell)"
+    )
+    lines = ["  " + clean(title)]
+    for g_row, w_row in zip(got, want, strict=True):
+        left = " ".join(
+            _fmt(g).rjust(5) + ("*" if _wrong(g, w) else " ")
+            for g, w in zip(g_row, w_row, strict=True)
+        )
+        right = " ".join(_fmt(w).rjust(5) + " " for w in w_row)
+        lines.append(f"    {left} | {right}")
+    return lines
+
+
+def _wrong(g, w) -> bool:
+    if g is None or w is None:
+        return (g is None) != (w is None)
+    return abs(g - w) > 1e-6 + 1e-4 * abs(w)
 
 
 def _isolation_line(isolation: str, ja: bool) -> str:

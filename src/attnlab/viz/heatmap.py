@@ -150,3 +150,26 @@ def save(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
         return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))
     finally:
         plt.close(fig)
+
+
+def compare_weights(got, expected, title: str = "") -> Figure:
+    """A learner's weights beside the expected ones and their difference; cells off by more
+    than 1e-4 are outlined in red on all three panels. NaN (None) cells show as gaps."""
+    g = np.atleast_2d(np.asarray(got, dtype=float))  # None -> nan
+    e = np.atleast_2d(np.asarray(expected, dtype=float))
+    diff = np.abs(np.nan_to_num(g, nan=np.inf) - e)
+    wrong = ~(diff <= 1e-4 + 1e-4 * np.abs(e))
+    fig, axes = plt.subplots(
+        1, 3, figsize=(min(13.0, 3 * 0.5 * e.shape[1] + 4), min(8.0, 0.5 * e.shape[0] + 2))
+    )
+    panels = (("yours", g, "viridis"), ("expected", e, "viridis"), ("|difference|", diff, "Reds"))
+    for ax, (name, a, cmap) in zip(axes, panels, strict=True):
+        heatmap(
+            np.where(np.isfinite(a), a, np.nan), title=name, ax=ax, cmap=cmap, annotate=a.size <= 64
+        )
+        for t, s_ in np.argwhere(wrong):
+            ax.add_patch(plt.Rectangle((s_ - 0.5, t - 0.5), 1, 1, fill=False, ec="red", lw=2))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
