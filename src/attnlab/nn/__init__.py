@@ -9,6 +9,7 @@ from .attention import (
     ScoredAttention,
 )
 from .positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
+from .ring import ring_attention, shard_positions, shard_sequence, unshard_sequence
 from .scores import SCORES, make_score
 
 __all__ = [
@@ -23,4 +24,8 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "functional",
     "make_score",
+    "ring_attention",
+    "shard_positions",
+    "shard_sequence",
+    "unshard_sequence",
 ]

@@ -1,0 +1,202 @@
+"""Ring attention: exact attention over a sequence split across processes (context parallelism).
+
+Each of N ranks holds a shard of the queries, keys and values (``shard_sequence``). The key/value
+shards travel around a ring of point-to-point sends; at each of the N steps a rank attends its
+own queries to the block it holds, keeping the result and its log-sum-exp, and the partial
+results merge exactly (the rule of ``attnlab.ref.merge_attention``). The backward pass walks the
+ring again: dQ accumulates at home, dK and dV travel with their block and arrive back at its
+owner. No rank ever holds more than two key/value blocks. Sends of the next block are posted
+before the current block's compute, so the transfer overlaps the work where the backend allows.
+
+Layouts: ``contiguous`` gives rank r the r-th chunk; under a causal mask the last rank then does
+N times the work of the first. ``zigzag`` splits the sequence into 2N chunks and gives rank r
+chunks r and 2N-1-r, one early and one late, which balances causal work.
+
+References: Liu, Zaharia and Abbeel, "Ring Attention with Blockwise Transformers" (2023);
+Rabe and Staats (2021) and FlashAttention for the blockwise online softmax.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+LAYOUTS = ("contiguous", "zigzag")
+
+
+def _chunks(T: int, world: int, layout: str) -> int:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    n = world if layout == "contiguous" else 2 * world
+    if world < 1 or T % n:
+        raise ValueError(
+            f"sequence length {T} must be a multiple of {n} for the {layout!r} layout over "
+            f"{world} ranks (pad the sequence or choose another length)"
+        )
+    return n
+
+
+def shard_positions(T: int, world: int, rank: int, layout: str = "contiguous") -> Tensor:
+    """The global positions (``(T / world,)`` int64) that ``rank`` holds."""
+    n = _chunks(T, world, layout)
+    size = T // n
+    idx = [rank] if layout == "contiguous" else [rank, n - 1 - rank]
+    return torch.cat([torch.arange(i * size, (i + 1) * size) for i in idx])
+
+
+def shard_sequence(
+    x: Tensor, world_size: int, rank: int, *, layout: str = "contiguous", dim: int = -2
+) -> Tensor:
+    """This rank's shard of ``x`` along ``dim`` (the sequence axis): ``T / world_size`` items."""
+    pos = shard_positions(x.shape[dim], world_size, rank, layout).to(x.device)
+    return x.index_select(dim, pos)
+
+
+def unshard_sequence(parts: list[Tensor], *, layout: str = "contiguous", dim: int = -2) -> Tensor:
+    """The whole sequence from every rank's shard (``parts[r]`` from rank r): the inverse."""
+    world = len(parts)
+    T = sum(p.shape[dim] for p in parts)
+    order = torch.cat([shard_positions(T, world, r, layout) for r in range(world)])
+    joined = torch.cat(parts, dim=dim)
+    return joined.index_select(dim, torch.argsort(order).to(joined.device))
+
+
+def _block(
+    q: Tensor, k: Tensor, v: Tensor, q_pos: Tensor, k_pos: Tensor, causal: bool, scale: float
+):
+    """Attention of q ``(B, H, Tq, D)`` to one key block ``(B, H, Tk, D)``: (out, lse ``(B, H, Tq)``).
+    Rows that may attend to nothing in the block get lse -inf and a zero output."""
+    s = (q @ k.transpose(-2, -1)) * scale  # (B, H, Tq, Tk)
+    if causal:
+        s = s.masked_fill(k_pos[None, :] > q_pos[:, None], float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)  # (B, H, Tq)
+    p = torch.exp(s - torch.where(torch.isinf(lse), 0.0, lse)[..., None])  # 0 on dead rows
+    return p @ v, lse
+
+
+def _merge(out: Tensor, lse: Tensor, out_b: Tensor, lse_b: Tensor) -> tuple[Tensor, Tensor]:
+    new = torch.logaddexp(lse, lse_b)
+    safe = torch.where(torch.isinf(new), 0.0, new)
+    w_a, w_b = torch.exp(lse - safe)[..., None], torch.exp(lse_b - safe)[..., None]
+    return out * w_a + out_b * w_b, new
+
+
+class _Ring:
+    """Passing blocks to the next rank and receiving from the previous one."""
+
+    def __init__(self, group):
+        self.group = group
+        self.world = dist.get_world_size(group)
+        self.rank = dist.get_rank(group)
+        ranks = (
+            dist.get_process_group_ranks(group) if group is not None else list(range(self.world))
+        )
+        self.next = ranks[(self.rank + 1) % self.world]
+        self.prev = ranks[(self.rank - 1) % self.world]
+
+    def start(self, tensors: list[Tensor]) -> tuple[list, list[Tensor]]:
+        """Post the sends of ``tensors`` and the receives of their successors; returns the
+        requests and the buffers that will hold the received tensors."""
+        bufs = [torch.empty_like(t) for t in tensors]
+        reqs = [dist.isend(t.contiguous(), self.next, group=self.group) for t in tensors]
+        reqs += [dist.irecv(b, self.prev, group=self.group) for b in bufs]
+        return reqs, bufs
+
+    @staticmethod
+    def wait(reqs: list) -> None:
+        for r in reqs:
+            r.wait()
+
+
+def _expand(x: Tensor, H: int) -> Tensor:
+    """(B, Hk, T, D) key/value heads repeated for their query group -> (B, H, T, D)."""
+    return x if x.shape[1] == H else x.repeat_interleave(H // x.shape[1], dim=1)
+
+
+def _fold(dx: Tensor, Hk: int) -> Tensor:
+    """Gradient (B, H, T, D) back to (B, Hk, T, D): summed over each key/value head's group."""
+    B, H, T, D = dx.shape
+    return dx if H == Hk else dx.view(B, Hk, H // Hk, T, D).sum(2)
+
+
+class _RingAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, positions, causal, scale, group):
+        ring = _Ring(group)
+        H = q.shape[1]
+        out = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+        lse = torch.full(q.shape[:-1], float("-inf"), dtype=q.dtype, device=q.device)
+        kv = [k, v, positions]
+        for step in range(ring.world):
+            reqs, nxt = ring.start(kv) if step < ring.world - 1 else ([], kv)
+            kb, vb, pb = kv
+            if not causal or pb.min() <= positions.max():  # a block wholly in the future: skip
+                o, s = _block(q, _expand(kb, H), _expand(vb, H), positions, pb, causal, scale)
+                out, lse = _merge(out, lse, o, s)
+            ring.wait(reqs)
+            kv = nxt
+        ctx.save_for_backward(q, k, v, positions, out, lse)
+        ctx.causal, ctx.scale, ctx.group = causal, scale, group
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, positions, out, lse = ctx.saved_tensors
+        ring, H, Hk = _Ring(ctx.group), q.shape[1], k.shape[1]
+        delta = (dout * out).sum(-1, keepdim=True)  # (B, H, Tq, 1)
+        safe = torch.where(torch.isinf(lse), 0.0, lse)[..., None]
+        dq = torch.zeros_like(q)
+        travel = [k, v, positions, torch.zeros_like(k), torch.zeros_like(v)]  # + dK, dV
+        for _ in range(ring.world):
+            kb, vb, pb, dkb, dvb = travel
+            kv_reqs, kv_next = ring.start([kb, vb, pb])  # the block moves on during the work
+            if not ctx.causal or pb.min() <= positions.max():
+                ke, ve = _expand(kb, H), _expand(vb, H)
+                s = (q @ ke.transpose(-2, -1)) * ctx.scale
+                if ctx.causal:
+                    s = s.masked_fill(pb[None, :] > positions[:, None], float("-inf"))
+                p = torch.exp(s - safe)  # the final softmax, this block's columns
+                dp = dout @ ve.transpose(-2, -1)
+                ds = p * (dp - delta) * ctx.scale
+                dq = dq + ds @ ke
+                dkb = dkb + _fold(ds.transpose(-2, -1) @ q, Hk)
+                dvb = dvb + _fold(p.transpose(-2, -1) @ dout, Hk)
+            # its gradients follow it; after N moves block and gradients are home again
+            grad_reqs, grad_next = ring.start([dkb, dvb])
+            ring.wait(kv_reqs + grad_reqs)
+            travel = kv_next + grad_next
+        return dq, travel[3], travel[4], None, None, None, None
+
+
+def ring_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    is_causal: bool = False,
+    scale: float | None = None,
+    group=None,
+    layout: str = "contiguous",
+) -> Tensor:
+    """This rank's shard of exact attention over the whole sequence, across a process group.
+
+    q ``(B, H, T/N, D)``, k and v ``(B, Hk, T/N, D)`` are this rank's shards in ``layout``
+    (``shard_sequence``); Hk may divide H (grouped-query attention). Returns ``(B, H, T/N, Dv)``,
+    equal to this rank's shard of ``F.scaled_dot_product_attention`` on the whole sequence, and
+    differentiable (exact gradients, dK/dV travel the ring back). Needs ``torch.distributed``
+    initialised (gloo on CPU, nccl on GPU); every rank of ``group`` must call it together.
+    """
+    world, rank = dist.get_world_size(group), dist.get_rank(group)
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError(f"q, k, v must be (B, H, T/N, D); got {tuple(q.shape)}, {tuple(k.shape)}")
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(
+            f"query heads ({q.shape[1]}) must be a multiple of key heads ({k.shape[1]})"
+        )
+    T = q.shape[-2] * world
+    positions = shard_positions(T, world, rank, layout).to(q.device)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    return _RingAttention.apply(q, k, v, positions, is_causal, scale, group)
