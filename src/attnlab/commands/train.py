@@ -62,6 +62,13 @@ def _add_gpt(tsub) -> None:
     g.add_argument("--dropout", type=bounded_float(0, 0.99))
     g.add_argument("--pos", choices=POSITIONS)
     g.add_argument(
+        "--context-parallel",
+        type=positive_int,
+        metavar="N",
+        help="split each sequence across N processes (ring attention; under torchrun, whose "
+        "process count N divides; the rest is data parallel)",
+    )
+    g.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="any GPTConfig or TrainConfig field"
     )
     g.set_defaults(run=run_gpt)
@@ -127,7 +134,7 @@ def run_gpt(a) -> int:
 
     model, train = parse_sets(a.set, GPTConfig, {"vocab_size"})
     model.update(_flags(a, ("block_size", "n_layer", "n_head", "n_embd", "dropout", "pos")))
-    train.update(_flags(a, TRAIN_FLAGS))
+    train.update(_flags(a, (*TRAIN_FLAGS, "context_parallel")))
     cfg = LMRunConfig(
         out=a.out,
         corpus=a.corpus,

@@ -89,8 +89,10 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
         self.drop = _dropout(cfg.dropout)
 
-    def forward(self, x: Tensor, need_weights: bool = False, cache: KVCache | None = None):
-        a = self.attn(self.ln_1(x), is_causal=True, need_weights=need_weights, cache=cache)
+    def forward(self, x: Tensor, need_weights: bool = False, cache: KVCache | None = None, cp=None):
+        h = self.ln_1(x)
+        kw = {"context_parallel": cp} if cp is not None else {}
+        a = self.attn(h, is_causal=True, need_weights=need_weights, cache=cache, **kw)
         a, w = a if need_weights else (a, None)
         x = x + self.drop(a)
         x = x + self.mlp(self.ln_2(x))
@@ -136,11 +138,15 @@ class GPT(nn.Module):
         targets: Tensor | None = None,
         need_weights: bool = False,
         caches: list[KVCache] | None = None,
+        context_parallel=None,
     ) -> tuple[Tensor, Tensor | None] | tuple[Tensor, Tensor | None, list[Tensor]]:
         """idx (B, T) token ids -> logits (B, T, vocab), loss (or None), [weights per layer].
 
         With ``need_weights`` also returns each layer's attention weights (B, H, T, T). With
-        ``caches`` (one KVCache per layer) idx continues the cached positions.
+        ``caches`` (one KVCache per layer) idx continues the cached positions. With
+        ``context_parallel`` (``attnlab.nn.ring.ContextParallel``) idx and targets are this
+        rank's shard of each sequence: positions stay global and attention runs around the ring;
+        the loss is the mean over this shard's tokens.
         """
         B, T = idx.shape
         past = len(caches[0]) if caches else 0
@@ -150,12 +156,15 @@ class GPT(nn.Module):
                 "(learned positions end there)"
             )
         x = self.wte(idx)  # (B, T, C)
+        cp = context_parallel
         if self.wpe is not None:
-            x = self.wpe(x, offset=past)
+            pos = None if cp is None else cp.positions(T, idx.device)
+            x = self.wpe(x, offset=past, positions=pos)
         x = self.drop(x)
         weights = []
         for i, block in enumerate(self.blocks):
-            x, w = block(x, need_weights=need_weights, cache=None if caches is None else caches[i])
+            cache = None if caches is None else caches[i]
+            x, w = block(x, need_weights=need_weights, cache=cache, cp=cp)
             weights.append(w)
         logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
         loss = None

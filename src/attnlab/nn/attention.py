@@ -107,8 +107,13 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = False,
         cache: KVCache | None = None,
+        context_parallel=None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Attend from ``x`` ``(B, T, d_model)`` to ``context`` ``(B, S, d_model)`` (default x).
+
+        With ``context_parallel`` (an ``attnlab.nn.ring.ContextParallel``), x is this rank's
+        shard of each sequence: rotary positions are the shard's global ones and attention runs
+        around the ring (self-attention only; no mask but ``is_causal``, no cache, no weights).
 
         With ``cache`` (self-attention only), x holds the positions after those cached: their
         keys and values are appended, queries attend to everything cached too, and under
@@ -150,6 +155,8 @@ class MultiHeadAttention(nn.Module):
             if context is not None:
                 raise ValueError("a KV cache is for self-attention; got a context as well")
             past = len(cache)
+        if context_parallel is not None:
+            return self._ring(q, k, v, is_causal, context_parallel, (context, attn_mask, cache))
         if self.rotary is not None:
             q, k = self.rotary(q, offset=past), self.rotary(k, offset=past)
         if cache is not None:
@@ -185,6 +192,17 @@ class MultiHeadAttention(nn.Module):
             out = out[0]
             weights = None if weights is None else weights[0]
         return (out, weights) if need_weights else out
+
+    def _ring(self, q, k, v, is_causal: bool, cp, unsupported: tuple) -> Tensor:
+        """Context-parallel attention of this rank's shard (``forward`` with context_parallel)."""
+        if any(u is not None for u in unsupported) or (self.training and self.dropout > 0):
+            raise ValueError("context parallelism supports causal self-attention only, no dropout")
+        if self.rotary is not None:
+            pos = cp.positions(q.shape[-2], q.device)
+            q, k = self.rotary(q, positions=pos), self.rotary(k, positions=pos)
+        out = cp.attend(q, k, v, is_causal)  # (B, H, T_local, D)
+        B, H, T, D = out.shape
+        return self.out_proj(out.transpose(1, 2).reshape(B, T, H * D))
 
     def projections(self) -> dict[str, tuple[Tensor, Tensor | None]]:
         """(weight, bias) of the q, k, v and out projections, as views (nn.Linear layout:

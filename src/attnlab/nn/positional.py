@@ -36,9 +36,14 @@ class SinusoidalPositionalEncoding(nn.Module):
             return torch.from_numpy(full[offset:]).to(self.pe)
         return self.pe[offset : offset + T]
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+    def forward(self, x: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:
+        """``positions`` ``(T,)``: explicit positions (a context-parallel shard), else
+        offset..offset+T-1."""
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must end in d_model={self.d_model}, got {tuple(x.shape)}")
+        if positions is not None:
+            pe = self.table(int(positions.max()) + 1)[positions.to(self.pe.device)]
+            return self.drop(x + pe.to(x.dtype))
         return self.drop(x + self.table(x.shape[-2], offset).to(x.dtype))
 
 
@@ -49,14 +54,14 @@ class LearnedPositionalEmbedding(nn.Module):
         super().__init__()
         self.emb = nn.Embedding(max_len, d_model)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+    def forward(self, x: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:
         T, max_len = x.shape[-2], self.emb.num_embeddings
-        if offset + T > max_len:
+        pos = torch.arange(offset, offset + T, device=x.device) if positions is None else positions
+        if int(pos.max()) >= max_len:
             raise ValueError(
-                f"positions {offset}..{offset + T - 1} exceed the {max_len} learned positions"
+                f"positions {int(pos.min())}..{int(pos.max())} exceed the {max_len} learned positions"
             )
-        pos = torch.arange(offset, offset + T, device=x.device)
-        return x + self.emb(pos)
+        return x + self.emb(pos.to(x.device))
 
 
 class RotaryEmbedding(nn.Module):
@@ -69,11 +74,14 @@ class RotaryEmbedding(nn.Module):
         inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)  # (D/2,)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+    def forward(self, x: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:
         T, D = x.shape[-2], x.shape[-1]
         if D != 2 * self.inv_freq.shape[0]:
             raise ValueError(f"x must end in D={2 * self.inv_freq.shape[0]}, got {tuple(x.shape)}")
-        pos = torch.arange(offset, offset + T, dtype=torch.float64, device=x.device)
+        if positions is not None:  # explicit positions (a context-parallel shard)
+            pos = positions.to(device=x.device, dtype=torch.float64)
+        else:
+            pos = torch.arange(offset, offset + T, dtype=torch.float64, device=x.device)
         angle = pos[:, None] * self.inv_freq[None, :]  # (T, D/2)
         cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
         x1, x2 = x[..., : D // 2], x[..., D // 2 :]  # (..., T, D/2) each

@@ -19,6 +19,7 @@ Rabe and Staats (2021) and FlashAttention for the blockwise online softmax.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
@@ -100,7 +101,7 @@ class _Ring:
     def start(self, tensors: list[Tensor]) -> tuple[list, list[Tensor]]:
         """Post the sends of ``tensors`` and the receives of their successors; returns the
         requests and the buffers that will hold the received tensors."""
-        bufs = [torch.empty_like(t) for t in tensors]
+        bufs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
         reqs = [dist.isend(t.contiguous(), self.next, group=self.group) for t in tensors]
         reqs += [dist.irecv(b, self.prev, group=self.group) for b in bufs]
         return reqs, bufs
@@ -200,3 +201,38 @@ def ring_attention(
     positions = shard_positions(T, world, rank, layout).to(q.device)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     return _RingAttention.apply(q, k, v, positions, is_causal, scale, group)
+
+
+@dataclass
+class ContextParallel:
+    """What a model needs to run one rank's shard of each sequence: the ring's process group,
+    the layout, and the global positions this rank holds (for position embeddings and the
+    causal mask). ``build`` makes the groups: consecutive ranks share sequences."""
+
+    group: object
+    layout: str
+    size: int
+    rank: int
+
+    def positions(self, T_local: int, device=None) -> Tensor:
+        return shard_positions(T_local * self.size, self.size, self.rank, self.layout).to(device)
+
+    def shard(self, x: Tensor, dim: int = -1) -> Tensor:
+        return shard_sequence(x, self.size, self.rank, layout=self.layout, dim=dim)
+
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, is_causal: bool) -> Tensor:
+        return ring_attention(q, k, v, is_causal=is_causal, group=self.group, layout=self.layout)
+
+    @classmethod
+    def build(cls, size: int, layout: str = "zigzag") -> ContextParallel:
+        """Split the running job (every rank calls this) into groups of ``size`` consecutive
+        ranks; each group shares its sequences, groups are data-parallel to each other."""
+        world, rank = dist.get_world_size(), dist.get_rank()
+        if size < 1 or world % size:
+            raise ValueError(f"--context-parallel {size} must divide the {world} processes")
+        mine = None
+        for start in range(0, world, size):  # every rank creates every group, in order
+            g = dist.new_group(list(range(start, start + size)))
+            if start <= rank < start + size:
+                mine = g
+        return cls(mine, layout, size, rank % size)

@@ -25,17 +25,35 @@ from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_de
 
 
 class LMTask:
-    """Next-character prediction on random blocks of a corpus."""
+    """Next-character prediction on random blocks of a corpus.
 
-    def __init__(self, data: TokenData, block_size: int):
+    With ``context_parallel`` N > 1 (under torchrun), each group of N consecutive ranks shares
+    its sequences: every rank of a group draws the same batch and keeps its zigzag shard of each
+    sequence, and attention runs around the group's ring. Each rank's loss is the mean over its
+    own tokens; shards are equal, so DDP's average of the gradients is the whole-sequence one.
+    """
+
+    def __init__(self, data: TokenData, block_size: int, context_parallel: int = 1):
         self.data, self.block_size = data, block_size
+        self.cp_size, self.cp = context_parallel, None
+
+    def _context(self):
+        if self.cp is None and self.cp_size > 1:
+            from ..nn.ring import ContextParallel
+
+            self.cp = ContextParallel.build(self.cp_size, "zigzag")
+        return self.cp
 
     def train_batch(self, gen, batch_size, device):
         x, y = self.data.batch("train", batch_size, self.block_size, gen)
+        cp = self._context()
+        if cp is not None:
+            x, y = cp.shard(x), cp.shard(y)  # (B, T / N) each
         return x.to(device), y.to(device)
 
     def loss(self, model: nn.Module, batch) -> torch.Tensor:
-        return model(*batch)[1]
+        cp = self._context()
+        return model(*batch, **({"context_parallel": cp} if cp is not None else {}))[1]
 
     def tokens(self, batch) -> int:
         return batch[0].numel()
@@ -117,6 +135,24 @@ def _plan_new(cfg: LMRunConfig, kind: str) -> _Plan:
     return _Plan(text, tok, model_cfg, train, kind, corpus)
 
 
+def _check_context_parallel(n: int, block: int) -> None:
+    import os
+
+    if n == 1:
+        return
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if n < 1 or world % n:
+        raise UserError(
+            f"--context-parallel {n} must divide the number of processes ({world}); "
+            f"run under torchrun --nproc_per_node={n} (or a multiple)"
+        )
+    if block % (2 * n):
+        raise UserError(
+            f"--context-parallel {n}: block_size {block} must be a multiple of {2 * n} "
+            "(each rank holds two equal chunks of every sequence)"
+        )
+
+
 def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
     """Train (or resume) a character LM into ``cfg.out``. ``build(model_cfg_dict, vocab)`` makes
     a non-GPT model (the recurrent baselines); by default a GPT.
@@ -124,11 +160,13 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
     Every check (the folder, the corpus, the configs, the device, the corpus length) happens
     before anything is written, and a failed start removes the folder it created."""
     out = Path(cfg.out)
-    check_out(out, resume=cfg.resume, force=cfg.force)
+    if is_main_process():  # under torchrun, rank 0 owns the folder (the others would race it)
+        check_out(out, resume=cfg.resume, force=cfg.force)
     plan = _plan_resume(cfg, out, kind) if cfg.resume else _plan_new(cfg, kind)
     data = TokenData.from_text(plan.text, plan.tok)
     block = plan.model_cfg.get("block_size", 64)
     data.check_block(block)
+    _check_context_parallel(plan.train.context_parallel, block)
     pick_device(plan.train.device)
     torch.manual_seed(plan.train.seed)
     model = (
@@ -148,7 +186,8 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(out / "config.json", json.dumps(record, indent=2))
             plan.tok.save(out / "tokenizer.json")
-        return trainer.fit(model, LMTask(data, block), resume=cfg.resume)
+        task = LMTask(data, block, plan.train.context_parallel)
+        return trainer.fit(model, task, resume=cfg.resume)
 
 
 def read_config(run_dir: str | Path) -> dict:

@@ -122,7 +122,8 @@ def _resumed(cfg: Seq2SeqRunConfig, out: Path) -> tuple[Seq2SeqConfig, TrainConf
 
 def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
     out = Path(cfg.out)
-    check_out(out, resume=cfg.resume, force=cfg.force)
+    if is_main_process():  # under torchrun, rank 0 owns the folder (the others would race it)
+        check_out(out, resume=cfg.resume, force=cfg.force)
     if cfg.resume:
         mcfg, train, data_seed = _resumed(cfg, out)
     else:

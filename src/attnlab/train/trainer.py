@@ -52,6 +52,7 @@ class TrainConfig:
     decay_by_time: bool = False  # with max_seconds: cosine over the time budget, not iterations
     seed: int = 1337
     device: str = "auto"  # "cpu" | "cuda" | "auto"
+    context_parallel: int = 1  # ranks that share each sequence (ring attention); see LMTask
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
@@ -223,7 +224,8 @@ class Trainer:
             else [{"params": list(model.parameters()), "weight_decay": cfg.weight_decay}]
         )
         opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
-        gen = torch.Generator().manual_seed(cfg.seed + dist.rank)
+        data_rank = dist.rank // cfg.context_parallel  # ranks sharing sequences draw the same
+        gen = torch.Generator().manual_seed(cfg.seed + data_rank)
         start, seconds = self._restore(model, opt, gen, device, dist) if resume else (0, 0.0)
         wrapped = model
         if dist.world > 1:
@@ -250,7 +252,8 @@ class Trainer:
         gen.set_state(state["data_rng"])
         torch.set_rng_state(state["torch_rng"])
         if dist.world > 1:
-            gen.manual_seed(self.cfg.seed + dist.rank + 7919 * start)  # distinct rank streams
+            data_rank = dist.rank // self.cfg.context_parallel
+            gen.manual_seed(self.cfg.seed + data_rank + 7919 * start)  # distinct data streams
         return start, float(state.get("seconds", 0.0))
 
     def _maybe_evaluate(self, loop: _Loop, resume: bool) -> None:
