@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..bench.methods import METHODS
-from ._args import int_list, name_list, positive_int, progress_wanted
+from ._args import bounded_int, int_list, name_list, positive_int, progress_wanted
 
 NAME = "bench"
 
@@ -47,12 +47,22 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--plot", metavar="FILE", help="write a log-log plot of time vs T (PNG)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--ring",
+        type=bounded_int(2, 64),
+        metavar="N",
+        help="instead: causal ring attention across N processes (both layouts) against one "
+        "process, at each --lengths T (a multiple of 2N): time, peak memory and bytes sent per "
+        "rank, and the balance between ranks",
+    )
     p.set_defaults(run=run)
 
 
 def run(a) -> int:
     from .. import bench
 
+    if a.ring is not None:
+        return _ring(a)
     cfg = bench.BenchConfig(
         a.lengths, a.methods, a.heads, a.dim, a.dtype, a.causal, a.repeats, a.plot, a.json
     )
@@ -62,4 +72,13 @@ def run(a) -> int:
         bench.plot(rows, cfg, a.plot)
         if not a.json:
             print(f"plot written to {a.plot}")
+    return 0
+
+
+def _ring(a) -> int:
+    from ..bench import ring
+
+    for T in a.lengths:
+        rows = ring.run(a.ring, T, heads=a.heads, dim=a.dim, repeats=a.repeats)
+        print(ring.table(rows, a.ring), end="\n\n")
     return 0

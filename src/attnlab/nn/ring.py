@@ -19,6 +19,7 @@ Rabe and Staats (2021) and FlashAttention for the blockwise online softmax.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import torch
@@ -88,6 +89,9 @@ def _merge(out: Tensor, lse: Tensor, out_b: Tensor, lse_b: Tensor) -> tuple[Tens
 class _Ring:
     """Passing blocks to the next rank and receiving from the previous one."""
 
+    sent_bytes = 0  # bytes this process has sent through rings (for attnlab bench --ring)
+    compute_seconds = 0.0  # forward time spent on blocks, not waiting for them
+
     def __init__(self, group):
         self.group = group
         self.world = dist.get_world_size(group)
@@ -102,6 +106,7 @@ class _Ring:
         """Post the sends of ``tensors`` and the receives of their successors; returns the
         requests and the buffers that will hold the received tensors."""
         bufs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
+        _Ring.sent_bytes += sum(t.numel() * t.element_size() for t in tensors)
         reqs = [dist.isend(t.contiguous(), self.next, group=self.group) for t in tensors]
         reqs += [dist.irecv(b, self.prev, group=self.group) for b in bufs]
         return reqs, bufs
@@ -135,8 +140,10 @@ class _RingAttention(torch.autograd.Function):
             reqs, nxt = ring.start(kv) if step < ring.world - 1 else ([], kv)
             kb, vb, pb = kv
             if not causal or pb.min() <= positions.max():  # a block wholly in the future: skip
+                t0 = time.perf_counter()
                 o, s = _block(q, _expand(kb, H), _expand(vb, H), positions, pb, causal, scale)
                 out, lse = _merge(out, lse, o, s)
+                _Ring.compute_seconds += time.perf_counter() - t0
             ring.wait(reqs)
             kv = nxt
         ctx.save_for_backward(q, k, v, positions, out, lse)
