@@ -151,3 +151,16 @@ def test_cli(capsys, tmp_path):
     assert "sections 1..6, got 42" in capsys.readouterr().err
     assert main(["lesson", "one"]) == 2
     assert main(["lesson", "1", "--quiz", "--exercise", "1"]) == 2
+
+
+def test_lesson5_each_step_matches_whole_sequence_attention():
+    res = lessons.run(5, out=io.StringIO())
+    assert res[2]["diff"] < 1e-12 and res[3]["diff"] < 1e-12 and res[5]["diff"] < 1e-12
+    assert 0 < res[3]["weight_first"] < 1
+    cache = res[4]["bytes"]  # the cache shrinks by the group size, measured on KVCache
+    assert cache["multi-head"] == 4 * cache["grouped-query"] == 8 * cache["multi-query"]
+    assert cache["multi-head"] == 6 * 2 * 8 * 1024 * 64 * 4  # layers, k and v, heads, T, d_k, f32
+    assert res[1]["bytes"][64_000] == 64_000**2 * 4
+    held, work = res[5]["held"], res[5]["work"]
+    assert all(sorted(row) == [0, 1, 2, 3] for row in held)  # every rank sees every block once
+    assert work == [1, 2, 3, 4]

@@ -16,9 +16,10 @@ from .lesson1 import LESSON as LESSON1
 from .lesson2 import LESSON as LESSON2
 from .lesson3 import LESSON as LESSON3
 from .lesson4 import LESSON as LESSON4
+from .lesson5 import LESSON as LESSON5
 
 LESSONS: dict[int, Lesson] = {
-    lesson.number: lesson for lesson in (LESSON1, LESSON2, LESSON3, LESSON4)
+    lesson.number: lesson for lesson in (LESSON1, LESSON2, LESSON3, LESSON4, LESSON5)
 }
 
 
