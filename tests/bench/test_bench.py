@@ -84,3 +84,25 @@ def test_bad_arguments_are_one_line_naming_the_flag(args, named, capsys):
     assert main(["bench", "--lengths", "8", *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and named in err and args[1] in err
+
+
+def test_ring_bench_runs_and_refuses_lengths_it_cannot_split(capsys):
+    assert main(["bench", "--ring", "2", "--lengths", "10", "--repeats", "1"]) == 2
+    assert "--lengths 10: sequence length 10 must be a multiple of 4" in capsys.readouterr().err
+    args = [
+        "bench",
+        "--ring",
+        "2",
+        "--lengths",
+        "64",
+        "--repeats",
+        "1",
+        "--heads",
+        "1",
+        "--dim",
+        "8",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("ring zigzag") == 2 and out.count("ring contiguous") == 2
+    assert "zigzag: compute of the busiest / idlest rank" in out and "one process" in out

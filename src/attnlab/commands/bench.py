@@ -77,7 +77,14 @@ def run(a) -> int:
 
 def _ring(a) -> int:
     from ..bench import ring
+    from ..errors import UserError
+    from ..nn.ring import shard_positions
 
+    for T in a.lengths:  # refuse every length the layouts cannot split before measuring any
+        try:
+            shard_positions(T, a.ring, 0, "zigzag")
+        except ValueError as e:
+            raise UserError(f"--lengths {T}: {e}") from None
     for T in a.lengths:
         rows = ring.run(a.ring, T, heads=a.heads, dim=a.dim, repeats=a.repeats)
         print(ring.table(rows, a.ring), end="\n\n")
