@@ -197,56 +197,64 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> tuple:
+def _harness(isolation: str, in_fd: int, out_w: int, tmp: Path | None, drop_uid: int) -> list[str]:
+    """The child interpreter running the harness (passed as text: the sandbox cannot see it)."""
     exe, _ = bwrap.interpreter_files()
-    root = isolation == "bwrap" and os.geteuid() == 0
     site = bwrap.SITE if isolation == "bwrap" else _process_site(tmp)
-    inner = [str(exe), "-I", "-S", "-c", CHILD_SOURCE, str(in_fd), str(out_w), site]
-    inner.append(str(bwrap.NOBODY if root else 0))
-    extra_fds: tuple[int, ...] = ()
-    if isolation == "bwrap":
-        env = _env("/tmp")
-        if root:
-            info_r, info_w = os.pipe()
-            block_r, block_w = os.pipe()
-            inner_cmd = [
-                *bwrap.command(env, map_uid_outside=True),
-                "--info-fd",
-                str(info_w),
-                "--userns-block-fd",
-                str(block_r),
-            ]
-            extra_fds = (info_w, block_r)
-        else:
-            inner_cmd = bwrap.command(env, map_uid_outside=False)
-        cmd, env, cwd = [*inner_cmd, *inner], None, "/"
-    else:
-        cmd, env, cwd = inner, _env(str(tmp)), str(tmp)
-    proc = subprocess.Popen(
+    return [str(exe), "-I", "-S", "-c", CHILD_SOURCE, str(in_fd), str(out_w), site, str(drop_uid)]
+
+
+def _popen(cmd: list[str], env: dict, cwd: str, fds: tuple[int, ...], limits) -> subprocess.Popen:
+    return subprocess.Popen(
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=cwd,
-        env=env if env is not None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        env=env,
         start_new_session=True,
-        pass_fds=(in_fd, out_w, *extra_fds),
+        pass_fds=fds,
         preexec_fn=limits,
     )
-    if root:
+
+
+def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> subprocess.Popen:
+    """Start the child: plain (process isolation), under bwrap, or under bwrap as root."""
+    if isolation != "bwrap":
+        cmd = _harness(isolation, in_fd, out_w, tmp, 0)
+        return _popen(cmd, _env(str(tmp)), str(tmp), (in_fd, out_w), limits)
+    host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # to find bwrap itself
+    if os.geteuid() != 0:
+        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=False)]
+        cmd += _harness(isolation, in_fd, out_w, tmp, 0)
+        return _popen(cmd, host_env, "/", (in_fd, out_w), limits)
+    return _spawn_as_root(in_fd, out_w, limits, host_env)
+
+
+def _spawn_as_root(in_fd: int, out_w: int, limits, host_env: dict) -> subprocess.Popen:
+    """bwrap started by root: it waits on a pipe while we write its user namespace's uid map
+    (65534 inside is the host's nobody), then the harness drops to 65534 before anything else."""
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    try:
+        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=True)]
+        cmd += ["--info-fd", str(info_w), "--userns-block-fd", str(block_r)]
+        cmd += _harness("bwrap", in_fd, out_w, None, bwrap.NOBODY)
+        proc = _popen(cmd, host_env, "/", (in_fd, out_w, info_w, block_r), limits)
         os.close(info_w)
         os.close(block_r)
+        info_w = block_r = -1
         try:
             bwrap.wait_and_map_uid(info_r, block_w)
         except OSError as e:
             _kill_group(proc)
-            proc.wait()
             _, err = proc.communicate()
             raise SandboxError(f"{e}: {err.decode(errors='replace').strip()}") from None
-        finally:
-            os.close(info_r)
-            os.close(block_w)
-    return proc
+        return proc
+    finally:
+        for fd in (info_r, info_w, block_r, block_w):
+            if fd >= 0:
+                os.close(fd)
 
 
 def run_submission(

@@ -67,11 +67,29 @@ def unshard_sequence(parts: list[Tensor], *, layout: str = "contiguous", dim: in
     return joined.index_select(dim, torch.argsort(order).to(joined.device))
 
 
+QUERY_CHUNK = 2048  # query rows per score tile in the forward
+
+
 def _block(
     q: Tensor, k: Tensor, v: Tensor, q_pos: Tensor, k_pos: Tensor, causal: bool, scale: float
 ):
     """Attention of q ``(B, H, Tq, D)`` to one key block ``(B, H, Tk, D)``: (out, lse ``(B, H, Tq)``).
-    Rows that may attend to nothing in the block get lse -inf and a zero output."""
+    Rows that may attend to nothing in the block get lse -inf and a zero output. Long query
+    shards go in chunks of ``QUERY_CHUNK`` rows, so the score tile is at most QUERY_CHUNK x Tk."""
+    if q.shape[-2] > QUERY_CHUNK:
+        parts = [
+            _block(
+                q[..., i : i + QUERY_CHUNK, :],
+                k,
+                v,
+                q_pos[i : i + QUERY_CHUNK],
+                k_pos,
+                causal,
+                scale,
+            )
+            for i in range(0, q.shape[-2], QUERY_CHUNK)
+        ]
+        return torch.cat([o for o, _ in parts], dim=-2), torch.cat([s for _, s in parts], dim=-1)
     s = (q @ k.transpose(-2, -1)) * scale  # (B, H, Tq, Tk)
     if causal:
         s = s.masked_fill(k_pos[None, :] > q_pos[:, None], float("-inf"))
