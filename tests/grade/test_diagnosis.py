@@ -16,7 +16,7 @@ import pytest
 from attnlab.grade import grade_file, grade_source
 from attnlab.grade.exercises import EXERCISES
 from attnlab.grade.grader import _judge_cases
-from attnlab.grade.sandbox import CaseResult, RunResult
+from attnlab.grade.inprocess import run_in_process
 from attnlab.grade.variants import estimated_pe_base, positional
 
 CORPUS = Path(__file__).parent / "submissions"
@@ -26,33 +26,13 @@ VALUE_FILES = sorted(p for p in CORPUS.glob("*.py") if p.stem.split("__")[1] not
 SEEDS = range(20)
 
 
-def _run_in_process(fn, cases) -> RunResult:
-    results = []
-    for c in cases:
-        args = [a.copy() for a in c.arrays.values()]
-        with np.errstate(all="ignore"):
-            r = fn(*args, *c.scalars, **c.kwargs)
-        parts = list(r) if isinstance(r, (tuple, list)) else [r]
-        arrays = [np.asarray(p) for p in parts]
-        results.append(
-            CaseResult(
-                outputs=arrays,
-                n_parts=len(parts),
-                kind=type(r).__name__,
-                types=[f"ndarray {a.dtype} {a.shape}" for a in arrays],
-                inputs_after=args,
-            )
-        )
-    return RunResult(results)
-
-
 def _verdict(path: Path, seed: int) -> tuple[bool, str | None]:
     exercise = path.stem.split("__")[0]
     ns: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), ns)
     ex = EXERCISES[exercise]
     cases = ex.make_cases(np.random.default_rng(seed))
-    checks, mistakes = _judge_cases(ex, cases, _run_in_process(ns[exercise], cases))
+    checks, mistakes = _judge_cases(ex, cases, run_in_process(ns[exercise], cases))
     return all(c.passed for c in checks) and not mistakes, (mistakes or [None])[0]
 
 
@@ -196,3 +176,36 @@ def test_a_syntax_error_in_a_notebook_names_its_cell(tmp_path):
     nb.write_text(_notebook(("code", "import numpy as np"), ("code", "x = 1\ndef f(:\n    pass")))
     r = grade_file(nb, "self_attention")
     assert r.mistakes == ["syntax_error"] and "cell 2, line 2" in r.checks[0].message
+
+
+def test_check_runs_the_learners_own_function_in_process(tmp_path):
+    from attnlab.grade import check
+
+    def softmax_rows(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    ok = check(softmax_rows, seed=1)
+    assert ok.passed and ok.score == 1.0 and ok.isolation == "in-process"
+
+    def wrong(x):  # a typical edit: the softmax over the wrong axis
+        e = np.exp(x - x.max(axis=0, keepdims=True))
+        return e / e.sum(axis=0, keepdims=True)
+
+    bad = check(wrong, "softmax_rows", seed=1)
+    assert (
+        not bad.passed and bad.mistakes == ["softmax_axis"] and "axis" in bad.hints["softmax_axis"]
+    )
+    assert "softmax_axis" in str(bad) and "FAILED" in str(bad)
+    page = bad._repr_html_()
+    assert "FAILED" in page and "<script" not in page
+    path = CORPUS / "self_attention__missing_scale__no_sqrt.py"
+    assert check(path, seed=1).mistakes == ["missing_scale"]  # a file works too
+
+
+def test_check_on_an_untouched_starter_says_what_to_do(tmp_path):
+    from attnlab.grade import check, write_starter
+
+    r = check(write_starter("self_attention", tmp_path), seed=0)
+    assert r.score == 0 and r.mistakes == ["crash"]
+    assert "NotImplementedError" in str(r)

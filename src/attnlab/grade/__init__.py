@@ -12,6 +12,7 @@ from __future__ import annotations
 from .classroom import UnsafeClassError, grade_dir, submissions_in
 from .exercises import EXERCISES
 from .grader import Check, Report, grade_file, grade_source
+from .inprocess import check
 from .sandbox import SandboxError
 from .starter import write_starter
 
@@ -21,6 +22,7 @@ __all__ = [
     "Report",
     "SandboxError",
     "UnsafeClassError",
+    "check",
     "grade_dir",
     "grade_file",
     "grade_source",

@@ -51,6 +51,17 @@ class Report:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def __str__(self) -> str:
+        from .report import text
+
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the verdict, the failed checks and the hints, every text escaped."""
+        from .report import report_html
+
+        return report_html(self)
+
 
 def _finish(
     exercise: str, checks: list[Check], mistakes: list[str], lang: str, hint_level: int = 3, **kw

@@ -208,6 +208,26 @@ def gradescope(r: Report, lang: str = "en") -> dict:
     }
 
 
+def report_html(r: Report) -> str:
+    """One submission's report as an HTML fragment (for notebooks); every text escaped."""
+    e = html.escape
+    verdict = "PASSED" if r.passed else "FAILED"
+    color = "#176c2c" if r.passed else "#a11"
+    failed = "".join(
+        f"<li><b>{e(c.name)}</b>: {e(clean(c.message).splitlines()[0] if c.message else '')}</li>"
+        for c in r.checks
+        if not c.passed
+    )
+    hints = "".join(f"<li><code>{e(m)}</code>: {e(r.hints.get(m, ''))}</li>" for m in r.mistakes)
+    return (
+        f"<div><p><b style='color:{color}'>{e(r.exercise)}: {verdict}</b> "
+        f"(score {r.score:.2f}, seed {r.seed})</p>"
+        + (f"<ul>{failed}</ul>" if failed else "")
+        + (f"<p>mistakes:</p><ul>{hints}</ul>" if hints else "")
+        + "</div>"
+    )
+
+
 def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str, float]]]:
     """(exercises in catalogue order, {student: {exercise: best score}}) for a class."""
     from .classroom import student_of
