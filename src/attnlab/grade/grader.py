@@ -335,11 +335,7 @@ def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
         checks.append(Check("inputs left unchanged", not mutated, msg, scored=answered))
     failed = any(not c.passed for c in checks)
-    support: dict[str, int] = {}  # id -> matches of its best variant that nothing refuted
-    for (mid, k), n in matched.items():
-        if (mid, k) not in refuted:
-            support[mid] = max(support.get(mid, 0), n)
-    named = sorted(support, key=lambda m: -support[m])
+    named = _supported(matched, refuted)
     if named:  # a known mistake explains the NaN: no separate nan_output
         direct = [m for m in direct if m != "nan_output"]
     counts = {m: direct.count(m) for m in direct}
@@ -347,6 +343,16 @@ def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[
     if _hardcoded(ex, cases, run):
         ordered.insert(0, "hardcoded_output")
     return checks, ordered + (["mutates_input"] if mutated else [])
+
+
+def _supported(matched: dict[tuple[str, int], int], refuted: set[tuple[str, int]]) -> list[str]:
+    """Ids with a variant that reproduced the answer somewhere and was refuted nowhere, the
+    best supported first."""
+    support: dict[str, int] = {}
+    for (mid, k), n in matched.items():
+        if (mid, k) not in refuted:
+            support[mid] = max(support.get(mid, 0), n)
+    return sorted(support, key=lambda m: -support[m])
 
 
 SHOWN_MAX = 144  # cells: a failing case larger than this is described, not drawn
