@@ -11,14 +11,14 @@ NAME = "exercise"
 def add_parser(sub) -> None:
     p = sub.add_parser(
         NAME,
-        help="list the exercises or write a starter file",
+        help="list the exercises, write a starter file or a Gradescope autograder",
         description="'attnlab exercise list' shows the exercises; 'attnlab exercise start NAME "
         "[PATH]' writes a starter file with the contract and TODOs (never overwrites without "
         "--force); 'attnlab exercise autograder NAME -o DIR' writes a Gradescope autograder "
         "folder (setup.sh, run_autograder) that grades one submission into results.json.",
     )
     p.add_argument("action", choices=["list", "start", "autograder"])
-    p.add_argument("name", nargs="?", help="exercise name, for start")
+    p.add_argument("name", nargs="?", help="exercise name, for start and autograder")
     p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("-o", "--out", metavar="DIR", help="autograder: the folder to write")
