@@ -209,3 +209,25 @@ def test_check_on_an_untouched_starter_says_what_to_do(tmp_path):
     r = check(write_starter("self_attention", tmp_path), seed=0)
     assert r.score == 0 and r.mistakes == ["crash"]
     assert "NotImplementedError" in str(r)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_starters_in_each_language_parse_and_fail_cleanly_until_filled(tmp_path, lang):
+    import ast
+    import re
+
+    from attnlab.cli import main
+    from attnlab.grade import write_starter
+
+    kana = re.compile(r"[\u3040-\u30ff]")
+    for name in EXERCISES:
+        path = write_starter(name, tmp_path / lang / f"{name}.py", lang=lang)
+        text = path.read_text(encoding="utf-8")
+        ast.parse(text)  # valid Python in every language
+        assert f"def {name}(" in text and "TODO" in text
+        assert bool(kana.search(text)) == (lang == "ja"), name  # Japanese words only under ja
+    out = tmp_path / "cli" / "mine.py"
+    out.parent.mkdir()
+    assert main(["exercise", "start", "causal_mask", str(out), "--lang", lang]) == 0
+    r = grade_file(out, seed=0)
+    assert r.mistakes == ["crash"] and r.score == 0

@@ -49,7 +49,7 @@ def run(a) -> int:
         print("zip the files of that folder and upload it as the Gradescope autograder")
         return 0
     try:
-        written = write_starter(a.name, a.file, a.force)
+        written = write_starter(a.name, a.file, a.force, a.lang)
     except (FileExistsError, IsADirectoryError) as e:
         raise UserError(str(e)) from None
     print(f"wrote {written}; fill in the TODO, then run: attnlab grade {written}")
