@@ -15,7 +15,7 @@ import pytest
 
 from attnlab.grade import grade_file, grade_source
 from attnlab.grade.exercises import EXERCISES
-from attnlab.grade.grader import _judge_cases
+from attnlab.grade.grader import verdict
 from attnlab.grade.inprocess import run_in_process
 from attnlab.grade.variants import estimated_pe_base, positional
 
@@ -32,8 +32,8 @@ def _verdict(path: Path, seed: int) -> tuple[bool, str | None]:
     exec(compile(path.read_text(), str(path), "exec"), ns)
     ex = EXERCISES[exercise]
     cases = ex.make_cases(np.random.default_rng(seed))
-    checks, mistakes = _judge_cases(ex, cases, run_in_process(ns[exercise], cases))
-    return all(c.passed for c in checks) and not mistakes, (mistakes or [None])[0]
+    r = verdict(ex, cases, run_in_process(ns[exercise], cases), [], "en")
+    return r.passed, (r.mistakes or [None])[0]
 
 
 @pytest.mark.parametrize("path", VALUE_FILES, ids=lambda p: p.stem)

@@ -149,12 +149,18 @@ def _judged_precision(answer: np.dtype, case: Case) -> type | None:
 Evidence = dict[tuple[str, int], bool]
 
 
-def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[str], Evidence]:
-    check, ids = _shape_check(ex, case, cr)
+def _expected(ex: Exercise, case: Case) -> tuple:
+    """The right answer for ``case``: the float64 torch oracle, computed once per case."""
+    return ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)
+
+
+def _check_case(
+    ex: Exercise, case: Case, cr: CaseResult, expected: tuple
+) -> tuple[Check, list[str], Evidence]:
+    check, ids = _shape_check(ex, case, cr, expected)
     if check is not None:
         return check, ids, {}
     args64 = _as_float64(case)
-    expected = ex.reference(*args64, *case.scalars, **case.kwargs)
     got = cr.outputs[: len(ex.returns)]
     problems, direct = _problems(ex, case, got, expected, args64)
     evidence = _evidence(ex, case, got, expected, args64)
@@ -163,7 +169,9 @@ def _check_case(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check, list[s
     return Check(case.name, False, "; ".join(problems)), direct, evidence
 
 
-def _shape_check(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check | None, list[str]]:
+def _shape_check(
+    ex: Exercise, case: Case, cr: CaseResult, expected: tuple
+) -> tuple[Check | None, list[str]]:
     """A failure before any number can be compared: an error, or the wrong kind or shape."""
     if cr.forbidden:
         msg = f"imports {cr.forbidden!r}, which this exercise forbids"
@@ -171,7 +179,6 @@ def _shape_check(ex: Exercise, case: Case, cr: CaseResult) -> tuple[Check | None
     if cr.error:
         msg = f"raised {_last_line(cr.error)}\n{cr.error.rstrip()}"
         return Check(case.name, False, msg), ["crash"]
-    expected = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)
     want_tuple = len(ex.returns) > 1
     if want_tuple and (cr.kind not in ("tuple", "list") or cr.n_parts != len(ex.returns)):
         got = f"{cr.kind} of {cr.n_parts}" if cr.kind in ("tuple", "list") else str(cr.kind)
@@ -312,14 +319,16 @@ def _static_checks(source: str, ex: Exercise) -> tuple[list[Check], str | None]:
     return [*checks, Check("allowed imports", True, scored=False)], None
 
 
-def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[Check], list[str]]:
+def _judge_cases(
+    ex: Exercise, cases: list[Case], run: RunResult, expected: list[tuple]
+) -> tuple[list[Check], list[str]]:
     checks: list[Check] = []
     direct: list[str] = []
     matched: dict[tuple[str, int], int] = {}
     refuted: set[tuple[str, int]] = set()
     mutated: list[str] = []
-    for case, cr in zip(cases, run.cases, strict=True):
-        check, ids, evidence = _check_case(ex, case, cr)
+    for case, cr, want in zip(cases, run.cases, expected, strict=True):
+        check, ids, evidence = _check_case(ex, case, cr, want)
         checks.append(check)
         direct += ids
         for mid, fits in evidence.items():
@@ -340,7 +349,7 @@ def _judge_cases(ex: Exercise, cases: list[Case], run: RunResult) -> tuple[list[
         direct = [m for m in direct if m != "nan_output"]
     counts = {m: direct.count(m) for m in direct}
     ordered = (named if failed else []) + sorted(counts, key=lambda m: -counts[m])
-    if _hardcoded(ex, cases, run):
+    if _hardcoded(ex, cases, run, expected):
         ordered.insert(0, "hardcoded_output")
     return checks, ordered + (["mutates_input"] if mutated else [])
 
@@ -359,7 +368,7 @@ SHOWN_MAX = 144  # cells: a failing case larger than this is described, not draw
 
 
 def _smallest_failing_weights(
-    ex: Exercise, cases: list[Case], run: RunResult, checks: list[Check]
+    ex: Exercise, cases: list[Case], run: RunResult, checks: list[Check], expected: list[tuple]
 ) -> dict | None:
     """For exercises that return weights (or a mask): the learner's and the expected array on
     the smallest failing case, to show side by side. Only outputs, never the case's inputs."""
@@ -368,11 +377,11 @@ def _smallest_failing_weights(
         return None
     k = ex.returns.index(name)
     best = None
-    for case, cr, check in zip(cases, run.cases, checks, strict=False):
+    for case, cr, check, answer in zip(cases, run.cases, checks, expected, strict=False):
         got = cr.outputs[k] if not check.passed and len(cr.outputs) > k else None
         if got is None:
             continue
-        want = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)[k]
+        want = answer[k]
         if got.shape == want.shape and want.size <= SHOWN_MAX:
             if best is None or want.size < best[0]:
                 best = (want.size, case.name, got, want)
@@ -389,14 +398,14 @@ def _smallest_failing_weights(
     return {"case": case_name, "name": name, "got": plain(got), "expected": plain(want)}
 
 
-def _hardcoded(ex: Exercise, cases: list[Case], run: RunResult) -> bool:
+def _hardcoded(ex: Exercise, cases: list[Case], run: RunResult, expected: list[tuple]) -> bool:
     """Evidence of stored answers: two cases whose right answers differ got the same arrays."""
-    seen: list[tuple[tuple, Case]] = []
-    for case, cr in zip(cases, run.cases, strict=True):
+    seen: list[tuple[tuple, Case, tuple]] = []
+    for case, cr, want in zip(cases, run.cases, expected, strict=True):
         got = tuple(cr.outputs[: len(ex.returns)])
         if not got or any(g is None for g in got):
             continue
-        for other, prev in seen:
+        for other, prev, was in seen:
             same_inputs = prev.arrays.keys() == case.arrays.keys() and all(
                 np.array_equal(prev.arrays[n], case.arrays[n]) for n in case.arrays
             )
@@ -405,14 +414,12 @@ def _hardcoded(ex: Exercise, cases: list[Case], run: RunResult) -> bool:
             if len(other) == len(got) and all(
                 a.shape == b.shape and np.array_equal(a, b) for a, b in zip(other, got, strict=True)
             ):
-                want = ex.reference(*_as_float64(case), *case.scalars, **case.kwargs)
-                was = ex.reference(*_as_float64(prev), *prev.scalars, **prev.kwargs)
                 if any(
                     w.shape != v.shape or not np.allclose(w, v)
                     for w, v in zip(want, was, strict=True)
                 ):
                     return True
-        seen.append((got, case))
+        seen.append((got, case, want))
     return False
 
 
@@ -461,15 +468,25 @@ def grade_source(
     if len(run.cases) != len(cases):  # the child's results are untrusted: a learner can forge them
         msg = f"the submission's process returned {len(run.cases)} results for {len(cases)} cases"
         return _finish(exercise, [*checks, Check("runs", False, msg)], ["crash"], lang, **meta)
-    case_checks, mistakes = _judge_cases(ex, cases, run)
-    meta["shown"] = _smallest_failing_weights(ex, cases, run, case_checks)
+    return verdict(ex, cases, run, checks, lang, **meta)
+
+
+def verdict(
+    ex: Exercise, cases: list[Case], run: RunResult, checks: list[Check], lang: str, **meta
+) -> Report:
+    """The report for a run that answered every case: the judged cases after ``checks`` (the
+    gate checks already passed), the smallest failing weights, any tampering. Shared by the
+    sandboxed grader and ``check`` (in-process)."""
+    expected = [_expected(ex, c) for c in cases]
+    case_checks, mistakes = _judge_cases(ex, cases, run, expected)
+    meta["shown"] = _smallest_failing_weights(ex, cases, run, case_checks, expected)
     if run.tampered:
         msg = (
             "replaced " + ", ".join(run.tampered) + " (the verdict is computed outside: no effect)"
         )
         case_checks.append(Check("leaves NumPy and the grader alone", False, msg))
         mistakes.insert(0, "grader_tampering")
-    return _finish(exercise, checks + case_checks, mistakes, lang, **meta)
+    return _finish(ex.name, checks + case_checks, mistakes, lang, **meta)
 
 
 def internal_error(exercise: str, file: str, message: str) -> Report:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from .exercises import EXERCISES, Case
-from .grader import Check, Report, _finish, _judge_cases
+from .grader import Check, Report, verdict
 from .notebook import read_submission
 from .sandbox import CaseResult, RunResult
 
@@ -70,9 +70,10 @@ def check(
     ex = EXERCISES[name]
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     cases = ex.make_cases(np.random.default_rng(seed))
-    checks, mistakes = _judge_cases(ex, cases, run_in_process(fn, cases))
-    meta = {"seed": seed, "isolation": "in-process", "hint_level": hint_level}
-    return _finish(name, checks, mistakes, lang, **meta)
+    run = run_in_process(fn, cases)
+    return verdict(
+        ex, cases, run, [], lang, seed=seed, isolation=run.isolation, hint_level=hint_level
+    )
 
 
 def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:
