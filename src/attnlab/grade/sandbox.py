@@ -300,16 +300,11 @@ def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) 
     try:
         finished = pipes.pump(start + timeout)
         if not finished and proc.poll() is None:
-            _kill_group(proc)  # bwrap: the PID namespace goes with it
-            proc.wait()
-            pipes.pump(time.monotonic() + 0.5)
-            return _result(pipes, level, timeout=True)
+            return _timed_out(proc, pipes, level)
         try:
             proc.wait(timeout=max(0.5, start + timeout - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.wait()
-            return _result(pipes, level, timeout=True)
+            return _timed_out(proc, pipes, level)
         pipes.pump(time.monotonic() + 0.5)  # process mode: a background child may hold a pipe
     finally:
         _kill_group(proc)  # anything the submission left behind in its group
@@ -319,6 +314,15 @@ def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) 
     if pipes.dropped["results"]:
         return _result(pipes, level, crashed="it sent back more than 512 MiB of results")
     return _parse(pipes, proc.returncode, n_arrays, level)
+
+
+def _timed_out(proc: subprocess.Popen, pipes: _Pipes, level: str) -> RunResult:
+    """Kill everything the submission started (bwrap: the PID namespace goes with it), keep
+    what it printed up to then, and report the timeout."""
+    _kill_group(proc)
+    proc.wait()
+    pipes.pump(time.monotonic() + 0.5)
+    return _result(pipes, level, timeout=True)
 
 
 def _text(b: bytes | bytearray) -> str:
