@@ -150,15 +150,30 @@ def junit(reports: list[Report]) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)
 
 
-def class_csv(reports: list[Report]) -> str:
+def _csv(header: list[str], rows: list[list]) -> str:
+    """CSV text with every cell neutralised for spreadsheets (``_cell``)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["file", "exercise", "passed", "score", "mistakes", "isolation", "error"])
-    for r in reports:
-        passed = "" if r.error else int(r.passed)
-        row = [r.file, r.exercise, passed, f"{r.score:.4f}", ";".join(r.mistakes)]
-        w.writerow([_cell(v) for v in [*row, r.isolation, r.error or ""]])
+    for row in [header, *rows]:
+        w.writerow([_cell(v) for v in row])
     return buf.getvalue()
+
+
+def class_csv(reports: list[Report]) -> str:
+    header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error"]
+    rows = [
+        [
+            r.file,
+            r.exercise,
+            "" if r.error else int(r.passed),
+            f"{r.score:.4f}",
+            ";".join(r.mistakes),
+            r.isolation,
+            r.error or "",
+        ]
+        for r in reports
+    ]
+    return _csv(header, rows)
 
 
 def class_summary(reports: list[Report]) -> str:
@@ -245,14 +260,12 @@ def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str
 def gradebook(reports: list[Report]) -> str:
     """CSV: one row per student, one column per exercise (the best score), and their mean."""
     exercises, book = gradebook_rows(reports)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student", *exercises, "mean"])
+    rows = []
     for student, row in book.items():
         cells = [f"{row[e]:.4f}" if e in row else "" for e in exercises]
         mean = sum(row.get(e, 0.0) for e in exercises) / max(1, len(exercises))
-        w.writerow([_cell(student), *cells, f"{mean:.4f}"])
-    return buf.getvalue()
+        rows.append([student, *cells, f"{mean:.4f}"])
+    return _csv(["student", *exercises, "mean"], rows)
 
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
