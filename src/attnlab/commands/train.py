@@ -130,7 +130,7 @@ def _flags(a, names) -> dict:
 def run_gpt(a) -> int:
     from ..models import GPTConfig
     from ..train.lm import LMRunConfig, train_lm
-    from ..train.trainer import is_main_process
+    from ..train.rundir import is_main_process
 
     model, train = parse_sets(a.set, GPTConfig, {"vocab_size"})
     model.update(_flags(a, ("block_size", "n_layer", "n_head", "n_embd", "dropout", "pos")))

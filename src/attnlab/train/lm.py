@@ -17,11 +17,10 @@ from torch import nn
 from ..catalog import PRESETS
 from ..data import BUILTIN, CharTokenizer, TokenData, load_corpus
 from ..errors import UserError
-from ..files import atomic_write_text
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
-from .rundir import check_out, check_same, removed_if_start_fails, replace_run
-from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_device
+from .rundir import check_out, check_same, start_run
+from .trainer import TrainConfig, Trainer, TrainResult, pick_device
 
 
 class LMTask:
@@ -160,8 +159,7 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
     Every check (the folder, the corpus, the configs, the device, the corpus length) happens
     before anything is written, and a failed start removes the folder it created."""
     out = Path(cfg.out)
-    if is_main_process():  # under torchrun, rank 0 owns the folder (the others would race it)
-        check_out(out, resume=cfg.resume, force=cfg.force)
+    check_out(out, resume=cfg.resume, force=cfg.force)
     plan = _plan_resume(cfg, out, kind) if cfg.resume else _plan_new(cfg, kind)
     data = TokenData.from_text(plan.text, plan.tok)
     block = plan.model_cfg.get("block_size", 64)
@@ -179,13 +177,9 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
         "corpus": plan.corpus,
     }
     trainer = Trainer(plan.train, out, extra={"config": record}, progress=cfg.progress)
-    with removed_if_start_fails(out):
-        if is_main_process():  # under torchrun only rank 0 writes the run directory
-            if cfg.force:
-                replace_run(out)
-            out.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out / "config.json", json.dumps(record, indent=2))
-            plan.tok.save(out / "tokenizer.json")
+    with start_run(
+        out, record, force=cfg.force, extra=lambda d: plan.tok.save(d / "tokenizer.json")
+    ):
         task = LMTask(data, block, plan.train.context_parallel)
         return trainer.fit(model, task, resume=cfg.resume)
 

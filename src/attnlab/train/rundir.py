@@ -10,12 +10,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import UserError
+from ..files import atomic_write_text
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.pt", "log.jsonl", "loss.png")
 
@@ -28,8 +30,17 @@ def clean_stale_temps(folder: Path) -> list[Path]:
     return stale
 
 
+def is_main_process() -> bool:
+    """Whether this is rank 0 of a torchrun job, or a plain single process (RANK unset): the
+    one process that owns the run folder."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
 def check_out(out: Path, *, resume: bool, force: bool) -> None:
-    """Refuse what would lose work or cannot work, before anything is written."""
+    """Refuse what would lose work or cannot work, before anything is written. Only rank 0
+    checks: under torchrun the other ranks would race the files rank 0 writes."""
+    if not is_main_process():
+        return
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: a file, expected a run folder")
     held = [f for f in RUN_FILES if (out / f).exists()]
@@ -90,10 +101,23 @@ def truncate_log(path: Path, iteration: int) -> int:
             kept.append(line)
         else:
             dropped += 1
-    from ..files import atomic_write_text
-
     atomic_write_text(path, "".join(x + "\n" for x in kept))
     return dropped
+
+
+@contextmanager
+def start_run(out: Path, record: dict, *, force: bool, extra=None) -> Iterator[None]:
+    """Rank 0 replaces a run under ``--force`` and writes ``config.json`` (then ``extra(out)``,
+    e.g. the tokenizer); if the block (the training) fails before its first checkpoint, a
+    folder this start created is removed again."""
+    with removed_if_start_fails(out):
+        if is_main_process():
+            if force:
+                replace_run(out)
+            atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+            if extra is not None:
+                extra(out)
+        yield
 
 
 def check_same(what: str, saved: object, given: object) -> None:

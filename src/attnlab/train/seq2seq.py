@@ -19,12 +19,11 @@ from torch import nn
 from ..config import from_dict
 from ..data.dates import EOS, INPUT_CHARS, OUTPUT_CHARS, SOS, DateSplits, Vocab, examples, render
 from ..errors import UserError
-from ..files import atomic_write_text
 from ..models import ATTENTION_KINDS, Seq2Seq, Seq2SeqConfig, sequence_loss
 from ..tables import display_width, text_table
 from .checkpoint import load_model
-from .rundir import check_out, check_same, removed_if_start_fails, replace_run
-from .trainer import TrainConfig, Trainer, TrainResult, is_main_process, pick_device
+from .rundir import check_out, check_same, start_run
+from .trainer import TrainConfig, Trainer, TrainResult, pick_device
 
 SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
 OUT_LEN = 11  # "YYYY-MM-DD" + <eos>
@@ -122,8 +121,7 @@ def _resumed(cfg: Seq2SeqRunConfig, out: Path) -> tuple[Seq2SeqConfig, TrainConf
 
 def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
     out = Path(cfg.out)
-    if is_main_process():  # under torchrun, rank 0 owns the folder (the others would race it)
-        check_out(out, resume=cfg.resume, force=cfg.force)
+    check_out(out, resume=cfg.resume, force=cfg.force)
     if cfg.resume:
         mcfg, train, data_seed = _resumed(cfg, out)
     else:
@@ -142,11 +140,7 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
     }
     trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
     task = DateTask(DateSplits.make(data_seed), data_seed)
-    with removed_if_start_fails(out):
-        if is_main_process():  # under torchrun only rank 0 writes the run directory
-            if cfg.force:
-                replace_run(out)
-            atomic_write_text(out / "config.json", json.dumps(record, indent=2))
+    with start_run(out, record, force=cfg.force):
         return trainer.fit(model, task, resume=cfg.resume)
 
 

@@ -121,11 +121,6 @@ class Distributed:
         return self.rank == 0
 
 
-def is_main_process() -> bool:
-    """Whether this is rank 0 of a torchrun job, or a plain single process (RANK unset)."""
-    return int(os.environ.get("RANK", "0")) == 0
-
-
 def init_distributed(device: torch.device) -> Distributed:
     """Join the process group when started by torchrun (WORLD_SIZE > 1); else a single process."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
