@@ -90,12 +90,28 @@ def _block(
             for i in range(0, q.shape[-2], QUERY_CHUNK)
         ]
         return torch.cat([o for o, _ in parts], dim=-2), torch.cat([s for _, s in parts], dim=-1)
-    s = (q @ k.transpose(-2, -1)) * scale  # (B, H, Tq, Tk)
+    s = _scores(q, k, q_pos, k_pos, causal, scale)
+    lse = torch.logsumexp(s, dim=-1)  # (B, H, Tq)
+    p = torch.exp(s - _finite(lse)[..., None])  # 0 on dead rows
+    return p @ v, lse
+
+
+def _scores(q: Tensor, k: Tensor, q_pos: Tensor, k_pos: Tensor, causal: bool, scale: float):
+    """Scaled scores (B, H, Tq, Tk), -inf where a key comes after its query (when causal)."""
+    s = (q @ k.transpose(-2, -1)) * scale
     if causal:
         s = s.masked_fill(k_pos[None, :] > q_pos[:, None], float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)  # (B, H, Tq)
-    p = torch.exp(s - torch.where(torch.isinf(lse), 0.0, lse)[..., None])  # 0 on dead rows
-    return p @ v, lse
+    return s
+
+
+def _finite(lse: Tensor) -> Tensor:
+    """lse with the -inf of rows that saw no key replaced by 0, so exp(s - lse) gives 0 there."""
+    return torch.where(torch.isinf(lse), 0.0, lse)
+
+
+def _reachable(k_pos: Tensor, q_pos: Tensor, causal: bool) -> bool:
+    """Whether any query may see any key of a block (causal: not all keys in the future)."""
+    return not causal or bool(k_pos.min() <= q_pos.max())
 
 
 def _runs(pos: Tensor) -> list[slice]:
@@ -115,7 +131,7 @@ def _causal_block(q, k, v, q_pos, k_pos, scale):
         )
         lse = torch.full(out.shape[:-1], float("-inf"), dtype=q.dtype, device=q.device)
         for ks in _runs(k_pos):
-            if k_pos[ks.start] <= q_pos[qs.stop - 1]:  # some key not after some query
+            if _reachable(k_pos[ks], q_pos[qs], True):
                 o, s = _block(
                     q[..., qs, :], k[..., ks, :], v[..., ks, :], q_pos[qs], k_pos[ks], True, scale
                 )
@@ -127,7 +143,7 @@ def _causal_block(q, k, v, q_pos, k_pos, scale):
 
 def _merge(out: Tensor, lse: Tensor, out_b: Tensor, lse_b: Tensor) -> tuple[Tensor, Tensor]:
     new = torch.logaddexp(lse, lse_b)
-    safe = torch.where(torch.isinf(new), 0.0, new)
+    safe = _finite(new)
     w_a, w_b = torch.exp(lse - safe)[..., None], torch.exp(lse_b - safe)[..., None]
     return out * w_a + out_b * w_b, new
 
@@ -185,7 +201,7 @@ class _RingAttention(torch.autograd.Function):
         for step in range(ring.world):
             reqs, nxt = ring.start(kv) if step < ring.world - 1 else ([], kv)
             kb, vb, pb = kv
-            if not causal or pb.min() <= positions.max():  # a block wholly in the future: skip
+            if _reachable(pb, positions, causal):  # a block wholly in the future: skip
                 t0 = time.perf_counter()
                 ke, ve = _expand(kb, H), _expand(vb, H)
                 if causal:
@@ -205,17 +221,15 @@ class _RingAttention(torch.autograd.Function):
         q, k, v, positions, out, lse = ctx.saved_tensors
         ring, H, Hk = _Ring(ctx.group), q.shape[1], k.shape[1]
         delta = (dout * out).sum(-1, keepdim=True)  # (B, H, Tq, 1)
-        safe = torch.where(torch.isinf(lse), 0.0, lse)[..., None]
+        safe = _finite(lse)[..., None]
         dq = torch.zeros_like(q)
         travel = [k, v, positions, torch.zeros_like(k), torch.zeros_like(v)]  # + dK, dV
         for _ in range(ring.world):
             kb, vb, pb, dkb, dvb = travel
             kv_reqs, kv_next = ring.start([kb, vb, pb])  # the block moves on during the work
-            if not ctx.causal or pb.min() <= positions.max():
+            if _reachable(pb, positions, ctx.causal):
                 ke, ve = _expand(kb, H), _expand(vb, H)
-                s = (q @ ke.transpose(-2, -1)) * ctx.scale
-                if ctx.causal:
-                    s = s.masked_fill(pb[None, :] > positions[:, None], float("-inf"))
+                s = _scores(q, ke, positions, pb, ctx.causal, ctx.scale)
                 p = torch.exp(s - safe)  # the final softmax, this block's columns
                 dp = dout @ ve.transpose(-2, -1)
                 ds = p * (dp - delta) * ctx.scale
