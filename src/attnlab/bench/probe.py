@@ -10,19 +10,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import numpy as np
 
+from .measure import status_kib, timed
 from .methods import METHODS
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
 def main(argv: list[str]) -> None:
@@ -33,13 +25,9 @@ def main(argv: list[str]) -> None:
     m.prepare(64, H, D, dt, causal, rng)()  # warm up: thread pools, BLAS buffers, lazy imports
     for T in sorted(int(t) for t in lengths):
         run = m.prepare(T, H, D, dt, causal, rng)
-        base = _status_kib("VmRSS")
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        peak = max(0, _status_kib("VmHWM") - base) * 1024
+        base = status_kib("VmRSS")
+        times = timed(run, repeats)
+        peak = max(0, status_kib("VmHWM") - base) * 1024
         print(json.dumps({"T": T, "times": times, "peak_extra_bytes": peak}), flush=True)
         del run
 

@@ -9,17 +9,16 @@ sequence, and torch's fused SDPA for reference.
 
 from __future__ import annotations
 
-import resource
 import socket
 import statistics
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..tables import text_table
+from .measure import status_kib, timed
 
 
 @dataclass
@@ -34,7 +33,7 @@ class RingRow:
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    return status_kib("VmHWM") / 1024
 
 
 def _inputs(T: int, heads: int, dim: int):
@@ -44,12 +43,7 @@ def _inputs(T: int, heads: int, dim: int):
 
 def _time(fn, repeats: int) -> float:
     fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(timed(fn, repeats))
 
 
 def _rank_worker(rank, world, port, T, heads, dim, layout, repeats, out_dir) -> None:

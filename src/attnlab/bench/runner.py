@@ -12,13 +12,13 @@ import math
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from ..errors import UserError
 from ..tables import text_table
+from .measure import timed
 from .methods import METHODS
 
 
@@ -53,11 +53,7 @@ def matmul_roof(dtype: np.dtype, n: int = 1536, repeats: int = 5) -> float:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n)).astype(dtype), rng.standard_normal((n, n)).astype(dtype)
     a @ b
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - start)
+    times = timed(lambda: a @ b, repeats)
     return 2 * n**3 / statistics.median(times) / 1e9
 
 

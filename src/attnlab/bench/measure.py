@@ -1,0 +1,26 @@
+"""Timing and memory readings shared by the benchmarks (numpy-free, no torch)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Wall time of ``repeats`` calls of ``fn``, in seconds, one per call."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def status_kib(field: str) -> int:
+    """A field of /proc/self/status in KiB: VmRSS (now) or VmHWM (this process's peak; unlike
+    getrusage's ru_maxrss it never includes a parent's memory at fork)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
