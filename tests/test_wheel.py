@@ -2,7 +2,8 @@
 
 Builds the wheel, installs it into a folder apart from the source, and runs from there (a cwd
 outside the repository, that folder first on the path): a lesson with CJK plots (the packaged
-font is package data) and a sandboxed grading (the child harness travels as text).
+font is package data), a lesson exported and its script run (the lesson sources are package
+data) and a sandboxed grading (the child harness travels as text).
 """
 
 from __future__ import annotations
@@ -91,3 +92,15 @@ def test_grading_from_the_wheel(installed, tmp_path):
     assert out.returncode == 0 and report["passed"], out.stderr
     if os.environ.get("CI") == "true":
         assert report["isolation"] == "bwrap"
+
+
+def test_lesson_export_from_the_wheel(installed, tmp_path):
+    out = _run(
+        installed, tmp_path, "-m", "attnlab", "lesson", "1", "--export", "l1", "--lang", "zh"
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "l1/lesson1.ipynb").is_file()
+    assert "注意力" in (tmp_path / "l1/lesson1.py").read_text(encoding="utf-8")
+    ran = _run(installed, tmp_path / "l1", "lesson1.py")
+    assert ran.returncode == 0, ran.stderr
+    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in ran.stdout

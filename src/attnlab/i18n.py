@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LANGS = ("en", "ja")
+LANGS = ("en", "ja", "zh")
 DEFAULT = "en"
 
 
 @dataclass(frozen=True)
 class Text:
-    """One sentence in every language; ``text(lang)`` picks one (English when a language lacks it)."""
+    """One sentence in every language; ``text(lang)`` picks one (English for an unknown one)."""
 
     en: str
     ja: str
+    zh: str
 
     def __call__(self, lang: str) -> str:
-        return self.ja if lang == "ja" else self.en
+        return getattr(self, lang) if lang in LANGS else self.en

@@ -246,7 +246,8 @@ def test_sample_on_a_seq2seq_run_says_what_to_use(tmp_path, capsys):
         (["train", "seq2seq", "--set", "n_layer=4"], "unknown setting 'n_layer'"),
         (["bench", "--repeats", "0"], "--repeats"),
         (["compare", "lm", "--budget-seconds", "0"], "--budget-seconds"),
-        (["lesson", "3", "--exercise", "1"], "lesson 3 has no exercises"),
+        (["lesson", "3", "--exercise", "9"], "lesson 3 has exercises 1..2, got 9"),
+        (["lesson", "1", "--export", "x", "--format", "pdf"], "--format"),
         (["lesson", "1", "--seed", "-1"], "--seed"),
     ],
 )

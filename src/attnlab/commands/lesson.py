@@ -1,4 +1,4 @@
-"""``attnlab lesson``: run a lesson of the attention course, every number computed live."""
+"""``attnlab lesson``: run a lesson of the attention course: its code, its output, its words."""
 
 from __future__ import annotations
 
@@ -6,28 +6,54 @@ from ..errors import UserError
 from ._args import add_lang, nonneg_int, positive_int
 
 NAME = "lesson"
+FORMATS = ("py", "ipynb", "both")
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         NAME,
-        help="run a lesson of the attention course (numbers computed live)",
-        description="Run a lesson end to end: every number is computed as it runs, by attnlab's "
-        "NumPy reference and PyTorch. 'attnlab lesson list' lists the lessons.",
+        help="run a lesson of the attention course: each step's code, output and explanation",
+        description="Run a lesson end to end: each step prints its code, runs it (every number is "
+        "computed live by attnlab's NumPy reference and PyTorch), then explains. --export writes "
+        "the same lesson as a script and a notebook to edit, with exercises that check "
+        "themselves. 'attnlab lesson list' lists the lessons.",
         epilog="examples: attnlab lesson 1 --lang ja | attnlab lesson 2 --section 4 | "
-        "attnlab lesson 1 --plots figs/ | attnlab lesson 1 --exercise 3 | attnlab lesson 3 --quiz",
+        "attnlab lesson 1 --export lesson1 --lang zh | attnlab lesson 1 --exercise 1 "
+        "[--solution] | attnlab lesson 3 --quiz | attnlab lesson 1 --plots figs/",
     )
     p.add_argument("target", nargs="?", default="1", help="lesson number (default 1), or 'list'")
     add_lang(p, "lesson")
     p.add_argument(
         "--seed", type=nonneg_int, default=0, help="seed for the random examples (default 0)"
     )
-    p.add_argument("--section", type=positive_int, metavar="K", help="run only section K")
+    p.add_argument("--section", type=positive_int, metavar="K", help="run only step K")
     p.add_argument("--plots", metavar="DIR", help="also write the lesson's figures as PNG into DIR")
     p.add_argument(
-        "--exercise", type=positive_int, metavar="K", help="run exercise K with its explanation"
+        "--exercise",
+        type=positive_int,
+        metavar="K",
+        help="show exercise K: the task, its starting code and what the check says about it",
     )
-    p.add_argument("--quiz", action="store_true", help="ask the review questions one at a time")
+    p.add_argument(
+        "--solution", action="store_true", help="with --exercise: run and check the worked answer"
+    )
+    p.add_argument(
+        "--quiz", action="store_true", help="ask the review questions, check the answers, score"
+    )
+    p.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write lessonN.py (py:percent, runs with python) and lessonN.ipynb into DIR",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="both",
+        help="with --export: which files (default both)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="with --export: overwrite existing lesson files"
+    )
     p.set_defaults(run=run)
 
 
@@ -41,17 +67,19 @@ def run(a) -> int:
         number = int(a.target)
     except ValueError:
         raise UserError(f"expected a lesson number or 'list', got {a.target!r}") from None
-    chosen = [
-        n
-        for n, v in (("--section", a.section), ("--exercise", a.exercise), ("--quiz", a.quiz))
-        if v
-    ]
+    modes = (("--section", a.section), ("--exercise", a.exercise), ("--quiz", a.quiz))
+    chosen = [n for n, v in (*modes, ("--export", a.export)) if v]
     if len(chosen) > 1:
         raise UserError(f"choose one of {', '.join(chosen)}")
+    if a.solution and a.exercise is None:
+        raise UserError("--solution goes with --exercise K")
     if a.quiz:
         lessons.run_quiz(number, a.lang)
+    elif a.export is not None:
+        written = lessons.export(number, a.export, a.lang, a.format, a.seed, a.force)
+        print("\n".join(str(p) for p in written))
     elif a.exercise is not None:
-        lessons.run_exercise(number, a.exercise, a.lang, a.seed, a.plots)
+        lessons.run_exercise(number, a.exercise, a.lang, a.seed, a.plots, solution=a.solution)
     else:
         lessons.run(number, a.lang, a.seed, a.section, a.plots)
     return 0

@@ -411,7 +411,11 @@ EXERCISES: dict[str, Exercise] = {
             "softmax_rows",
             "softmax_rows(x)",
             ("weights",),
-            Text("row-wise softmax of a 2-D array", "2 次元配列の行ごとの softmax"),
+            Text(
+                "row-wise softmax of a 2-D array",
+                "2 次元配列の行ごとの softmax",
+                "二维数组的逐行 softmax",
+            ),
             "x: (T, S) scores. Return (T, S) weights: softmax along each row, every row summing to 1.\n"
             "Subtract each row's maximum before exp so that large scores do not overflow.",
             _softmax_cases,
@@ -423,7 +427,7 @@ EXERCISES: dict[str, Exercise] = {
             "causal_mask",
             "causal_mask(T)",
             ("mask",),
-            Text("the lower-triangular causal mask", "下三角の因果マスク"),
+            Text("the lower-triangular causal mask", "下三角の因果マスク", "下三角因果掩码"),
             "T: sequence length. Return a (T, T) bool array, True where query t may attend to key s\n"
             "(s <= t): the lower triangle with the diagonal, like np.tril.",
             _mask_cases,
@@ -437,6 +441,7 @@ EXERCISES: dict[str, Exercise] = {
             Text(
                 "softmax(Q K^T / sqrt(d)) V, optionally causal",
                 "softmax(Q Kᵀ / √d) V（因果マスク付きも）",
+                "softmax(Q Kᵀ / √d) V（可选因果掩码）",
             ),
             "Q: (T, d) queries, K: (S, d) keys, V: (S, d_v) values. mask=True applies the causal mask\n"
             "(query t sees keys 0..t). Return the (T, d_v) output: softmax(Q K^T / sqrt(d)) V.",
@@ -453,6 +458,7 @@ EXERCISES: dict[str, Exercise] = {
             Text(
                 "the course's mini project: masked self-attention in NumPy",
                 "講座のミニプロジェクト：NumPy でマスク付き自己アテンション",
+                "课程的小项目：用 NumPy 实现带掩码的自注意力",
             ),
             "X: (T, d_model) inputs; W_Q, W_K, W_V: (d_model, d_k). Q = X W_Q, K = X W_K, V = X W_V;\n"
             "scores Q K^T / sqrt(d_k) (T x T); with mask=True set scores above the diagonal to -inf\n"
@@ -472,6 +478,7 @@ EXERCISES: dict[str, Exercise] = {
             Text(
                 "split one projection into heads, attend, concatenate, mix",
                 "一つの射影をヘッドに分け、注意し、連結して混ぜる",
+                "把一个投影拆成多个头，做注意力，拼接，再混合",
             ),
             "X: (T, d_model); W_Q, W_K, W_V, W_O: (d_model, d_model); num_heads divides d_model.\n"
             "Project, split the last axis into num_heads heads of width d_k = d_model // num_heads,\n"
@@ -487,7 +494,9 @@ EXERCISES: dict[str, Exercise] = {
             "positional_encoding",
             "positional_encoding(T, d)",
             ("pe",),
-            Text("the sinusoidal positional encoding", "正弦波の位置エンコーディング"),
+            Text(
+                "the sinusoidal positional encoding", "正弦波の位置エンコーディング", "正弦位置编码"
+            ),
             "Return the (T, d) sinusoidal encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d)),\n"
             "PE[pos, 2i+1] = cos(pos / 10000^(2i/d)). d is even.",
             _pe_cases,
@@ -503,6 +512,7 @@ EXERCISES: dict[str, Exercise] = {
             Text(
                 "Bahdanau attention for one decoder state",
                 "一つのデコーダ状態に対する Bahdanau アテンション",
+                "对一个解码器状态的 Bahdanau 注意力",
             ),
             "query: (d_q,) decoder state; keys: (S, d_k) encoder states (also the values);\n"
             "W_q: (d_q, d_a), W_k: (d_k, d_a), v: (d_a,). Scores v . tanh(query W_q + keys W_k),\n"

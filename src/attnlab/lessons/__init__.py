@@ -1,12 +1,26 @@
-"""Runnable, bilingual lessons of the attention course (``attnlab lesson``).
+"""The attention course's lessons, each a literate source the learner can run, read and edit.
 
-- ``base``: the shape of a lesson (steps, exercises, quiz) and the context a step runs in
-- ``engine``: running a lesson, an exercise or the quiz
-- ``lesson1`` .. ``lesson4``: the lessons themselves
+- ``content/lessonN/``: ``code.py`` (the code, written once) and ``en.md``/``ja.md``/``zh.md``
+- ``source``: reading those files; ``runner``: running their cells exactly as shown
+- ``engine``: the terminal lesson, an exercise, the quiz; ``export``: a script and a notebook
+- ``answers``: checking an exercise's answer or a quiz answer; ``show``: what lesson code prints
 
 Importing this package computes nothing.
 """
 
-from .engine import LESSONS, get, list_lessons, run, run_exercise, run_quiz
+from .answers import check_answer, quiz
+from .engine import get, list_lessons, run, run_exercise, run_quiz
+from .export import export
+from .source import lessons
 
-__all__ = ["LESSONS", "get", "list_lessons", "run", "run_exercise", "run_quiz"]
+__all__ = [
+    "check_answer",
+    "export",
+    "get",
+    "lessons",
+    "list_lessons",
+    "quiz",
+    "run",
+    "run_exercise",
+    "run_quiz",
+]

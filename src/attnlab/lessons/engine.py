@@ -1,77 +1,116 @@
-"""The lesson runner: ``run`` prints a lesson (or one section), ``run_exercise`` one exercise,
-``run_quiz`` the review questions. ``LESSONS`` maps a number to a ``Lesson``.
+"""The terminal lesson: ``run`` prints a lesson (or one section) as code, output, explanation;
+``run_exercise`` one exercise (the starting code, or the worked answer); ``run_quiz`` asks.
+
+Every step runs the code it shows (see ``runner``). Random examples draw from generators seeded
+by (SEED, step), so ``--section K`` prints exactly what the full run prints for step K.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import UserError
-from ..i18n import LANGS
-from .base import EXERCISE_BASE, Context, Lesson, Step
-from .lesson1 import LESSON as LESSON1
-from .lesson2 import LESSON as LESSON2
-from .lesson3 import LESSON as LESSON3
-from .lesson4 import LESSON as LESSON4
-from .lesson5 import LESSON as LESSON5
+from ..i18n import LANGS, Text
+from . import answers, runner, source
+from .render import code_block, wants_colour
+from .show import plotting
 
-LESSONS: dict[int, Lesson] = {
-    lesson.number: lesson for lesson in (LESSON1, LESSON2, LESSON3, LESSON4, LESSON5)
+WORDS = {
+    "lesson": Text("Lesson", "レッスン", "第"),
+    "lesson_suffix": Text("", "", "课"),
+    "setup": Text("Setup", "準備", "准备"),
+    "exercise": Text("Exercise", "練習問題", "练习"),
+    "exercises": Text(
+        "Exercises (attnlab lesson {n} --exercise K; --export DIR to edit them in a notebook):",
+        "練習問題（attnlab lesson {n} --exercise K。--export DIR でノートブックにして編集できます）：",
+        "练习（attnlab lesson {n} --exercise K；用 --export DIR 导出到笔记本中修改）：",
+    ),
+    "quiz": Text(
+        "Review questions: attnlab lesson {n} --quiz",
+        "確認テスト：attnlab lesson {n} --quiz",
+        "复习题：attnlab lesson {n} --quiz",
+    ),
+    "your_turn": Text(
+        "Your turn: edit this code. 'attnlab lesson {n} --export DIR' writes the lesson as a\n"
+        "script and a notebook with this cell and its check; '--exercise {k} --solution' shows\n"
+        "the worked answer. What the check says about the starting code:",
+        "あなたの番です。このコードを書き換えます。'attnlab lesson {n} --export DIR' で、このセルと\n"
+        "その確認を含むスクリプトとノートブックが作られます。'--exercise {k} --solution' で模範解答\n"
+        "が見られます。最初のコードに対する確認の結果：",
+        "轮到你了：修改这段代码。'attnlab lesson {n} --export DIR' 会把本课写成脚本和笔记本，\n"
+        "其中有这个单元格和它的检查；'--exercise {k} --solution' 显示参考答案。\n"
+        "检查对起始代码的结论：",
+    ),
+    "solution": Text("Worked answer:", "模範解答：", "参考答案："),
+    "question": Text("Question", "問", "问题"),
+    "your_answer": Text("Your answer: ", "あなたの答え：", "你的答案："),
+    "choices": Text("(a letter)", "（記号で）", "（填字母）"),
+    "score": Text("Score", "得点", "得分"),
 }
 
 
-def get(number: int) -> Lesson:
-    if number not in LESSONS:
+def get(number: int) -> int:
+    if number not in source.lessons():
         raise UserError(
-            f"no lesson {number}; lessons are {sorted(LESSONS)} (see 'attnlab lesson list')"
+            f"no lesson {number}; lessons are {source.lessons()} (see 'attnlab lesson list')"
         )
-    return LESSONS[number]
+    return number
 
 
-def _pick(steps: list[Step] | tuple, k: int, what: str, lesson: Lesson) -> Step:
-    if not steps:
-        raise UserError(f"lesson {lesson.number} has no {what}")
-    if not 1 <= k <= len(steps):
-        raise UserError(f"lesson {lesson.number} has {what} 1..{len(steps)}, got {k}")
-    return steps[k - 1]
-
-
-def _check_lang(lang: str) -> None:
+def check_lang(lang: str) -> None:
     if lang not in LANGS:
         raise UserError(f"unknown language {lang!r}; choose one of {list(LANGS)}")
 
 
+def title(number: int, lang: str) -> str:
+    return (
+        f"{WORDS['lesson'](lang)} {number}{WORDS['lesson_suffix'](lang)}: "
+        + source.prose(number, lang).title
+    )
+
+
 def list_lessons(lang: str = "en") -> str:
-    _check_lang(lang)
+    check_lang(lang)
     lines = []
-    for n, lesson in sorted(LESSONS.items()):
-        lines.append(f"{n}  {lesson.title(lang)}")
-        lines.append(f"   {lesson.summary(lang)}")
+    for n in source.lessons():
+        p = source.prose(n, lang)
+        lines += [f"{n}  {p.title}", f"   {p.summary}"]
+    lines.append("")
+    lines.append(
+        Text(
+            "Run one: attnlab lesson N. Edit its code: attnlab lesson N --export DIR "
+            "[--format py|ipynb|both] writes lessonN.py and lessonN.ipynb.",
+            "実行：attnlab lesson N。コードを編集するには：attnlab lesson N --export DIR "
+            "[--format py|ipynb|both] で lessonN.py と lessonN.ipynb を書き出します。",
+            "运行：attnlab lesson N。修改代码：attnlab lesson N --export DIR "
+            "[--format py|ipynb|both] 会写出 lessonN.py 和 lessonN.ipynb。",
+        )(lang)
+    )
     return "\n".join(lines)
 
 
-def _ctx(lesson: Lesson, lang: str, seed: int, out: TextIO, plots: str | Path | None) -> Context:
-    _check_lang(lang)
+def _check_args(number: int, lang: str, seed: int, plots) -> None:
+    get(number)
+    check_lang(lang)
     if plots is not None and Path(plots).exists() and not Path(plots).is_dir():
         raise UserError(f"--plots {plots}: a file, expected a folder for the figures")
     if seed < 0:
         raise UserError(f"--seed must be >= 0, got {seed}")
-    return Context(
-        lang=lang,
-        seed=seed,
-        out=out,
-        plots=None if plots is None else Path(plots),
-        lesson=lesson.number,
-    )
 
 
-def _run_step(ctx: Context, part: int, heading: str, fn: Callable[[Context], dict | None]) -> dict:
-    ctx.part = part
-    ctx.say(f"\n== {heading}")
-    return fn(ctx) or {}
+def _show_step(s: runner.Session, cell: source.Cell, heading: str, out: TextIO) -> dict:
+    """Print the heading and the code, run it, print its output and the explanation."""
+    words = source.prose(s.number, s.lang)
+    print(f"\n== {heading}", file=out)
+    print(code_block(runner.code_of(cell, s.seed, s.lang), wants_colour(out)), file=out)
+    printed, assigned = s.run_cell(cell)
+    print(printed, end="", file=out)
+    text = words.texts.get(cell.id, "")
+    if text:
+        print("\n" + source.fill(text, s.ns), file=out)
+    return assigned
 
 
 def run(
@@ -82,38 +121,38 @@ def run(
     plots: str | Path | None = None,
     out: TextIO | None = None,
 ) -> dict[int, dict]:
-    """Print lesson ``number`` (or only ``section``); return each section's computed results."""
-    lesson = get(number)
-    ctx = _ctx(lesson, lang, seed, out or sys.stdout, plots)
-    if section is not None:
-        step = _pick(lesson.sections, section, "sections", lesson)
-        return {section: _run_step(ctx, section, f"{section}. {step.title(lang)}", step.run)}
-    ctx.say(f"{ctx.t('Lesson', 'レッスン')} {lesson.number}: {lesson.title(lang)}\n")
-    ctx.say(lesson.intro(lang))
-    results = {
-        k: _run_step(ctx, k, f"{k}. {s.title(lang)}", s.run)
-        for k, s in enumerate(lesson.sections, 1)
-    }
-    if lesson.outro is not None:
-        ctx.say("\n" + lesson.outro(lang))
-    if lesson.exercises:
-        ctx.say(
-            "\n"
-            + ctx.t(
-                f"Exercises (attnlab lesson {number} --exercise K):",
-                f"練習問題（attnlab lesson {number} --exercise K）：",
-            )
-        )
-        for k, ex in enumerate(lesson.exercises, 1):
-            ctx.say(f"  {k}. {ex.title(lang)}")
-    if lesson.quiz:
-        ctx.say(
-            ctx.t(
-                f"Review questions: attnlab lesson {number} --quiz",
-                f"確認テスト：attnlab lesson {number} --quiz",
-            )
-        )
+    """Print lesson ``number`` (or only step ``section``); return what each step assigned."""
+    _check_args(number, lang, seed, plots)
+    out = out or sys.stdout
+    s, steps = runner.Session(number, seed, lang), runner.steps(number)
+    words = source.prose(number, lang)
+    if section is not None and not 1 <= section <= len(steps):
+        raise UserError(f"lesson {number} has sections 1..{len(steps)}, got {section}")
+    with plotting(plots):
+        if section is not None:
+            s.steps(upto=section - 1)
+            heading = f"{section}. {words.titles[steps[section - 1].id]}"
+            return {section: _show_step(s, steps[section - 1], heading, out)}
+        print(f"{title(number, lang)}\n\n{words.intro}", file=out)
+        setup = source.cells(number)[0]
+        _show_step(s, setup, f"0. {WORDS['setup'](lang)}", out)
+        results = {
+            k: _show_step(s, cell, f"{k}. {words.titles[cell.id]}", out)
+            for k, cell in enumerate(steps, 1)
+        }
+    _point_onwards(number, lang, out)
     return results
+
+
+def _point_onwards(number: int, lang: str, out: TextIO) -> None:
+    words = source.prose(number, lang)
+    exercises = runner.exercises(number)
+    if exercises:
+        print("\n" + WORDS["exercises"](lang).format(n=number), file=out)
+        for k, cell in enumerate(exercises, 1):
+            print(f"  {k}. {words.titles[cell.id]}", file=out)
+    if words.quiz:
+        print(WORDS["quiz"](lang).format(n=number), file=out)
 
 
 def run_exercise(
@@ -123,49 +162,70 @@ def run_exercise(
     seed: int = 0,
     plots: str | Path | None = None,
     out: TextIO | None = None,
+    solution: bool = False,
 ) -> dict:
-    lesson = get(number)
-    step = _pick(lesson.exercises, k, "exercises", lesson)
-    ctx = _ctx(lesson, lang, seed, out or sys.stdout, plots)
-    return _run_step(
-        ctx, EXERCISE_BASE + k, f"{ctx.t('Exercise', '練習問題')} {k}. {step.title(lang)}", step.run
-    )
+    """Print exercise ``k``: its task and starting code with what the check says about it, or
+    (``solution``) the worked answer run and checked. Returns what the shown code assigned."""
+    _check_args(number, lang, seed, plots)
+    out = out or sys.stdout
+    exercises = runner.exercises(number)
+    if not exercises:
+        raise UserError(f"lesson {number} has no exercises")
+    if not 1 <= k <= len(exercises):
+        raise UserError(f"lesson {number} has exercises 1..{len(exercises)}, got {k}")
+    cell = exercises[k - 1]
+    words = source.prose(number, lang)
+    s = runner.Session(number, seed, lang)
+    s.steps()
+    print(f"\n== {WORDS['exercise'](lang)} {k}. {words.titles[cell.id]}", file=out)
+    print(words.texts.get(cell.id, ""), file=out)
+    shown = runner.part(number, "solution", cell.id)[0] if solution else cell
+    if solution:
+        print("\n" + WORDS["solution"](lang), file=out)
+    else:
+        print(file=out)
+    with plotting(plots):
+        print(code_block(shown.code, wants_colour(out)), file=out)
+        printed, assigned = s.run_cell(shown)
+        print(printed, end="", file=out)
+        if not solution:
+            print("\n" + WORDS["your_turn"](lang).format(n=number, k=k), file=out)
+        check = runner.check_code(number, cell)
+        print(code_block(check, wants_colour(out)), file=out)
+        printed, _ = s.run(check, "check")
+        print(printed, end="", file=out)
+    after = words.texts.get(f"{cell.id}/solution", "")
+    if solution and after:
+        print("\n" + source.fill(after, s.ns), file=out)
+    return assigned
 
 
 def run_quiz(
-    number: int,
-    lang: str = "en",
-    out: TextIO | None = None,
-    inp: TextIO | None = None,
-    interactive: bool | None = None,
-) -> int:
-    """Ask the review questions one at a time. Interactive (a terminal): the learner answers,
-    then sees the model answer. Otherwise every question is printed with its answer.
-    Returns the number of questions."""
-    lesson = get(number)
-    _check_lang(lang)
+    number: int, lang: str = "en", out: TextIO | None = None, inp: TextIO | None = None
+) -> tuple[int, int]:
+    """Ask each review question, read an answer (a line of ``inp``), say right or wrong with
+    the explanation, and end with the score. Returns (right, questions)."""
+    get(number)
+    check_lang(lang)
     out, inp = out or sys.stdout, inp or sys.stdin
-    interactive = inp.isatty() if interactive is None else interactive
-
-    def t(en: str, ja: str) -> str:
-        return ja if lang == "ja" else en
-
-    for i, q in enumerate(lesson.quiz, 1):
-        print(f"\n{t('Question', '問')} {i}/{len(lesson.quiz)}: {q.question(lang)}", file=out)
-        if interactive:
-            print(
-                t(
-                    "Your answer (Enter to see the model answer): ",
-                    "あなたの答え（Enter で模範解答）：",
-                ),
-                end="",
-                file=out,
-                flush=True,
-            )
-            if not inp.readline():
-                break
-        print(f"{t('Model answer', '模範解答')}:\n{q.answer(lang)}", file=out)
-    return len(lesson.quiz)
+    questions = source.prose(number, lang).quiz
+    right = 0
+    for i, q in enumerate(questions, 1):
+        print(f"\n{WORDS['question'](lang)} {i}/{len(questions)}: {q.question}", file=out)
+        for choice in q.choices:
+            print(f"  {choice}", file=out)
+        hint = f" {WORDS['choices'](lang)}" if q.choices else ""
+        print(WORDS["your_answer"](lang) + hint + " ", end="", file=out, flush=True)
+        line = inp.readline()
+        if not inp.isatty():
+            print(line.rstrip("\n"), file=out)  # echo a piped answer, so the record reads well
+        ok, words = answers.explain(number, i, line.strip(), lang)
+        if ok is None:  # no answer: show the right one and move on
+            words = answers.reveal(q, lang)
+        right += bool(ok)
+        print(words, file=out)
+    print(f"\n{WORDS['score'](lang)}: {right}/{len(questions)}", file=out)
+    return right, len(questions)
 
 
-__all__ = ["LESSONS", "get", "list_lessons", "run", "run_exercise", "run_quiz"]
+__all__ = ["get", "list_lessons", "run", "run_exercise", "run_quiz", "title"]

@@ -1,0 +1,188 @@
+"""Checking what the learner did: an exercise's answer, and a quiz answer.
+
+``check_answer(lesson, exercise, value)`` compares the learner's value with the worked answer's,
+computed here from the lesson's own code, and names a known wrong edit when the value is the
+one that edit gives (the starting code unchanged, a mistake cell of the lesson). ``quiz`` says
+whether an answer is right and explains. Both are what the exported notebooks call.
+"""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from ..errors import UserError
+from ..i18n import Text
+from . import runner, source
+
+WORDS = {
+    "passed": Text("PASSED", "合格", "通过"),
+    "failed": Text("NOT YET", "まだです", "还没有"),
+    "right": Text("Right.", "正解です。", "正确。"),
+    "wrong": Text("Not quite.", "惜しい、違います。", "不太对。"),
+    "unanswered": Text(
+        "No answer yet: write it between the quotes and run the cell again.",
+        "まだ答えがありません。引用符の間に書いて、もう一度セルを実行してください。",
+        "还没有答案：把答案写在引号之间，再运行这个单元格。",
+    ),
+    "answer_is": Text("The answer:", "答え：", "答案："),
+    "matches": Text(
+        "Your result matches the worked answer.",
+        "結果は模範解答と一致します。",
+        "你的结果与参考答案一致。",
+    ),
+    "differs": Text(
+        "Your result differs from the worked answer.",
+        "結果が模範解答と違います。",
+        "你的结果与参考答案不同。",
+    ),
+    "unchanged": Text(
+        "This is still what the starting code gives: make the change the task asks for.",
+        "これはまだ最初のコードの結果です。課題が求める変更をしてください。",
+        "这仍是起始代码的结果：请按题目要求修改代码。",
+    ),
+}
+
+
+@dataclass
+class AnswerReport:
+    """The verdict on one exercise: ``passed``, ``score`` (0 or 1), the ``mistakes`` named."""
+
+    exercise: str
+    passed: bool
+    message: str
+    mistakes: list[str] = field(default_factory=list)
+    hints: dict[str, str] = field(default_factory=dict)
+    lang: str = "en"
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self.passed else 0.0
+
+    def __str__(self) -> str:
+        head = (WORDS["passed"] if self.passed else WORDS["failed"])(self.lang)
+        lines = [f"{self.exercise}: {head}", f"  {self.message}"]
+        lines += [f"  {m}: {self.hints[m]}" for m in self.mistakes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.passed else "#b35900"
+        body = "<br>".join(html.escape(line.strip()) for line in str(self).splitlines())
+        return f'<div style="border-left:4px solid {colour};padding:4px 8px">{body}</div>'
+
+
+def same(a, b) -> bool:
+    """Equal answers: dicts by keys and values, numbers and arrays to ~1e-6."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same(a[k], b[k]) for k in a)
+        )
+    try:
+        x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return a == b
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
+def _structure(value):
+    """For answers that differ run to run (timings): the keys and the shape of each value."""
+    if isinstance(value, dict):
+        return {k: np.shape(v) for k, v in value.items()}
+    return np.shape(value)
+
+
+@cache
+def _known(number: int, ident: str, seed: int) -> tuple:
+    """(the worked answer, the starting code's answer, {mistake id: its answer})."""
+    cell = _exercise(number, ident)
+    answer = cell.options["answer"]
+
+    def value_of(code_cell: source.Cell):
+        session = runner.Session(number, seed)
+        session.steps()
+        session.run_cell(code_cell, quiet=True)
+        return session.ns[answer]
+
+    solution = value_of(runner.part(number, "solution", ident)[0])
+    mistakes = {c.options["id"]: value_of(c) for c in runner.part(number, "mistake", ident)}
+    return solution, value_of(cell), mistakes
+
+
+def _exercise(number: int, ident: str) -> source.Cell:
+    found = [c for c in runner.exercises(number) if c.id == ident]
+    if not found:
+        names = ", ".join(c.id for c in runner.exercises(number))
+        raise UserError(f"lesson {number} has no exercise {ident!r}; it has: {names}")
+    return found[0]
+
+
+def check_answer(
+    number: int, exercise: str, value, *, seed: int = 0, lang: str = "en"
+) -> AnswerReport:
+    """The verdict on the learner's ``value`` for ``exercise`` of lesson ``number``: it passes
+    when it equals the worked answer's; a known wrong edit is named."""
+    cell = _exercise(number, exercise)
+    solution, starter, mistakes = _known(number, exercise, seed)
+    key = _structure if cell.options.get("compare") == "structure" else (lambda v: v)
+    if same(key(value), key(solution)):
+        return AnswerReport(exercise, True, WORDS["matches"](lang), lang=lang)
+    words = source.prose(number, lang).texts
+    named = {
+        m: words.get(f"{exercise}/mistake/{m}", "")
+        for m, v in mistakes.items()
+        if same(key(value), key(v))
+    }
+    if not named and same(key(value), key(starter)):
+        named = {"unchanged": WORDS["unchanged"](lang)}
+    return AnswerReport(exercise, False, WORDS["differs"](lang), list(named), named, lang)
+
+
+def _normal(s: str) -> str:
+    s = unicodedata.normalize("NFKC", str(s)).strip().lower()
+    return "".join(s.split()).rstrip(".。)").removesuffix(")")
+
+
+def is_right(q: source.Question, answer: str) -> bool:
+    """A choice letter ("b", "b)") or the choice's text, or one of the accepted free answers."""
+    given = _normal(answer)
+    for a in q.answers:
+        if given == _normal(a):
+            return True
+        letter = ord(a.lower()) - ord("a") if len(a) == 1 else -1
+        if 0 <= letter < len(q.choices) and given == _normal(q.choices[letter][3:]):
+            return True
+    return False
+
+
+def explain(number: int, k: int, answer: str, lang: str = "en") -> tuple[bool | None, str]:
+    """(right, wrong or unanswered=None; the words to show) for quiz question ``k``."""
+    questions = source.prose(number, lang).quiz
+    if not 1 <= k <= len(questions):
+        raise UserError(f"lesson {number} has quiz questions 1..{len(questions)}, got {k}")
+    q = questions[k - 1]
+    if not str(answer).strip():
+        return None, WORDS["unanswered"](lang)
+    right = is_right(q, answer)
+    return right, f"{WORDS['right' if right else 'wrong'](lang)} {reveal(q, lang)}"
+
+
+def reveal(q: source.Question, lang: str = "en") -> str:
+    """The right answer and why."""
+    return f"{WORDS['answer_is'](lang)} {' | '.join(q.answers)}\n{q.explanation}"
+
+
+def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
+    """Check the answer to quiz question ``k`` of lesson ``number``; print why."""
+    right, words = explain(number, k, answer, lang)
+    print(words)
+    return right
+
+
+__all__ = ["AnswerReport", "check_answer", "explain", "is_right", "quiz", "same"]

@@ -1,0 +1,187 @@
+# Lesson 1: attention, from a running average to one causal head.
+# The prose of each step is in en.md, ja.md and zh.md beside this file.
+
+# %% setup
+import numpy as np
+
+from attnlab import ref
+from attnlab.grade import check
+from attnlab.lessons import check_answer, quiz
+from attnlab.lessons.show import bars, heat, labeled, matrix, plot, table
+
+SEED = 0
+LANG = "en"
+CHARS = list("床前明月光")
+
+# %% step averaging
+T = len(CHARS)
+x = np.random.default_rng([SEED, 1]).standard_normal((T, 4))  # (T, 4): one vector per character
+W = np.tril(np.ones((T, T)))  # (T, T): 1 where position t may see s <= t
+W = W / W.sum(axis=1, keepdims=True)  # each row: 1 / (number of visible positions)
+out = W @ x  # (T, 4): every position's average in one product
+print("W =")
+print(matrix(W))
+print("out[2] == mean of x[0:3]:", np.allclose(out[2], x[:3].mean(axis=0)))
+plot("lesson1_1_average", heat(W, CHARS, CHARS))
+
+# %% step query_key
+# feature 0: "in the sky", feature 1: "a place or a direction"
+KEYS = np.array([[0.1, 0.9], [0.0, 1.0], [0.9, 0.1], [1.0, 0.0], [0.8, 0.2]])  # (T, 2)
+q = np.array([1.0, 0.0])  # the query of 光: it looks for things in the sky
+scores = KEYS @ q  # (T,): one dot product per key
+w = ref.softmax(scores)
+w5 = ref.softmax(5 * scores)
+print("scores          ", labeled(CHARS, scores))
+print("softmax(scores) ", labeled(CHARS, w))
+print("softmax(5 * s)  ", labeled(CHARS, w5))
+plot("lesson1_2_scores", bars({"softmax(s)": w, "softmax(5 s)": w5}, CHARS))
+
+# %% step causal_mask
+rng = np.random.default_rng([SEED, 3])
+q, k = rng.standard_normal((2, T, 8))  # (T, d) each: random queries and keys, d = 8
+s = q @ k.T / np.sqrt(8)  # (T, T): row t holds query t's scores
+mask = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
+s = np.where(mask, s, -np.inf)  # the future gets -inf, and exp(-inf) = 0
+a = ref.softmax(s)  # (T, T)
+print(matrix(a))
+print("row sums:", a.sum(axis=1).round(6).tolist())
+plot("lesson1_3_causal", heat(a, CHARS, CHARS))
+
+# %% step sqrt_d
+rows, raw_max, scaled_max = [], [], []
+for d in (16, 64, 256, 1024):
+    rng = np.random.default_rng([SEED, 4, d])
+    qs, ks = rng.standard_normal((2, 400, T, d))  # 400 random sequences, (400, T, d) each
+    s = qs @ ks.swapaxes(-1, -2)  # (400, T, T)
+    raw = ref.softmax(s).max(axis=-1).mean()  # how much of a row its largest weight takes
+    scaled = ref.softmax(s / np.sqrt(d)).max(axis=-1).mean()
+    raw_max.append(raw)
+    scaled_max.append(scaled)
+    rows.append((d, f"{s.std():.2f}", f"{np.sqrt(d):.2f}", f"{raw:.2f}", f"{scaled:.2f}"))
+print(table(["d", "std(q·k)", "√d", "max weight", "max weight, /√d"], rows))
+plot("lesson1_4_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
+
+# %% step full_head
+import torch
+import torch.nn.functional as F
+
+rng = np.random.default_rng([SEED, 5])
+d_model, d_head = 16, 8
+X = rng.standard_normal((T, d_model)).astype(np.float32)  # (T, d_model): the input
+W_q, W_k, W_v = (rng.standard_normal((3, d_model, d_head)) / 4).astype(np.float32)
+Q, K, V = X @ W_q, X @ W_k, X @ W_v  # 1. project: (T, d_head) each
+S = Q @ K.T  # 2. score: (T, T)
+S = S / np.sqrt(d_head)  # 3. scale
+S = np.where(mask, S, -np.inf)  # 4. mask
+A = ref.softmax(S)  # 5. softmax: each row sums to 1
+out = A @ V  # 6. weighted sum of the values: (T, d_head)
+theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=True)
+diff = np.abs(out - theirs.numpy()).max()
+print("X", X.shape, "-> Q, K, V", Q.shape, "-> out", out.shape)
+print(f"max |ours - torch| (float32): {diff:.1e}")
+plot("lesson1_5_head", heat(A, CHARS, CHARS))
+
+# %% step cost
+rows = [
+    (f"{n:,}", f"{n * n:,}", f"{n * n * 4 / 2**20:,.0f} MiB")
+    for n in (1_000, 2_000, 4_000, 8_000, 128_000)
+]
+print(table(["T", "T × T", "float32"], rows))
+
+# %% exercise query answer=w
+q = np.array([1.0, 0.0])  # TODO: a query that looks for places and directions
+w = ref.softmax(KEYS @ q)
+print(labeled(CHARS, w))
+
+# %% solution query
+q = np.array([0.0, 1.0])  # feature 1: a place or a direction
+w = ref.softmax(KEYS @ q)
+print(labeled(CHARS, w))
+top = [CHARS[i] for i in np.argsort(-w)[:2]]
+
+# %% mistake query both
+q = np.array([1.0, 1.0])
+w = ref.softmax(KEYS @ q)
+print(labeled(CHARS, w))
+
+# %% exercise no_mask answer=A_all
+S_all = Q @ K.T / np.sqrt(d_head)  # the head of step 5
+S_all = np.where(mask, S_all, -np.inf)  # TODO: attend to every position
+A_all = ref.softmax(S_all)
+out_all = A_all @ V
+theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=False)
+print(matrix(A_all))
+print(f"max |ours - torch(is_causal=False)|: {np.abs(out_all - theirs.numpy()).max():.1e}")
+
+# %% solution no_mask
+S_all = Q @ K.T / np.sqrt(d_head)  # no mask: every query sees every key
+A_all = ref.softmax(S_all)
+out_all = A_all @ V
+theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=False)
+print(matrix(A_all))
+print(f"max |ours - torch(is_causal=False)|: {np.abs(out_all - theirs.numpy()).max():.1e}")
+future = int((np.triu(A_all, 1) > 0).sum())
+last_row_same = bool(np.allclose(out_all[-1], out[-1], atol=1e-6))
+
+# %% mistake no_mask flipped
+S_all = Q @ K.T / np.sqrt(d_head)
+S_all = np.where(~mask, S_all, -np.inf)
+A_all = ref.softmax(S_all)
+print(matrix(A_all))
+
+# %% exercise timing answer=times compare=structure
+import time
+
+rng = np.random.default_rng([SEED, 103])
+times = {}
+for n in (1000,):  # TODO: time n = 1000, 2000 and 4000
+    q_n, k_n, v_n = rng.standard_normal((3, n, 8)).astype(np.float32)  # (n, 8) each
+    start = time.perf_counter()
+    ref.scaled_dot_product_attention(q_n, k_n, v_n, is_causal=True)
+    times[n] = time.perf_counter() - start
+print(table(["T", "ms"], [(n, f"{t * 1e3:.1f}") for n, t in times.items()]))
+
+# %% solution timing
+import time
+
+rng = np.random.default_rng([SEED, 103])
+times = {}
+for n in (1000, 2000, 4000):
+    q_n, k_n, v_n = rng.standard_normal((3, n, 8)).astype(np.float32)  # (n, 8) each
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        ref.scaled_dot_product_attention(q_n, k_n, v_n, is_causal=True)
+        runs.append(time.perf_counter() - start)
+    times[n] = float(np.median(runs))
+ratio = times[4000] / times[2000]
+print(table(["T", "ms (median of 3)"], [(n, f"{t * 1e3:.1f}") for n, t in times.items()]))
+print(f"4000 vs 2000: x{ratio:.1f}")
+
+
+# %% exercise head grade=scaled_dot_product_attention
+def scaled_dot_product_attention(Q, K, V, mask=False):
+    """Q (T, d), K (S, d), V (S, d_v) -> (T, d_v). mask=True: query t sees keys 0..t."""
+    raise NotImplementedError("TODO: score, scale, mask, softmax, weighted sum")
+
+
+# %% solution head
+def scaled_dot_product_attention(Q, K, V, mask=False):
+    """Q (T, d), K (S, d), V (S, d_v) -> (T, d_v). mask=True: query t sees keys 0..t."""
+    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (T, S)
+    if mask:
+        S = np.where(np.tril(np.ones(S.shape, dtype=bool)), S, -np.inf)
+    S = S - S.max(axis=-1, keepdims=True)  # exp never overflows
+    A = np.exp(S)
+    A = A / A.sum(axis=-1, keepdims=True)  # (T, S): each row sums to 1
+    return A @ V
+
+
+# %% mistake head softmax_axis
+def scaled_dot_product_attention(Q, K, V, mask=False):
+    S = Q @ K.T / np.sqrt(Q.shape[-1])
+    if mask:
+        S = np.where(np.tril(np.ones(S.shape, dtype=bool)), S, -np.inf)
+    A = np.exp(S - S.max(axis=0, keepdims=True))
+    A = A / A.sum(axis=0, keepdims=True)  # over the queries: the wrong axis
+    return A @ V

@@ -1,0 +1,179 @@
+"""A lesson's literate source: its code, written once, and its prose, one file per language.
+
+``content/lessonN/code.py`` is a plain script in ``py:percent`` cells. A cell header names
+what the cell is::
+
+    # %% setup                          imports, SEED and LANG (the lesson sets both)
+    # %% step averaging                 a step: its code runs, then the prose explains it
+    # %% exercise query answer=w        the starting code of an exercise (checks variable w)
+    # %% exercise head grade=self_attention   ... or one checked by attnlab.grade.check
+    # %% solution query                 the worked answer
+    # %% mistake query wrong_key        a typical wrong edit, which the check must name
+
+``content/lessonN/<lang>.md`` holds the prose, keyed by the same ids::
+
+    # Title
+    > one-line summary
+    Introduction ...
+    ## averaging: Averaging with one matrix product
+    Text shown after the step's output; {name:.2f} is a number the step computed.
+    ## query: Change the query of 光
+    The task ...
+    ### solution
+    Text shown after the solution's output.
+    ### mistake wrong_key
+    What this mistake means.
+    ## quiz
+    ### The question?
+    - a) one choice
+    - b) another
+    answer: b
+    The explanation.
+
+Adding a language is adding ``<lang>.md`` files. Reading a lesson computes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+CELL = re.compile(r"^# %% (setup|step|exercise|solution|mistake)(?: (\S+))?(.*)$")
+KINDS_WITH_ID = ("step", "exercise", "solution", "mistake")
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str  # setup, step, exercise, solution, mistake
+    id: str  # the step or exercise it belongs to ("" for setup)
+    code: str
+    options: dict[str, str] = field(default_factory=dict)  # answer=VAR, grade=NAME, or a mistake id
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    choices: tuple[str, ...]  # "a) ..." lines; empty for a free-text question
+    answers: tuple[str, ...]  # accepted answers: choice letters, or texts
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Prose:
+    """One language's words for one lesson."""
+
+    title: str
+    summary: str
+    intro: str
+    titles: dict[str, str]  # id -> heading
+    texts: dict[str, str]  # id -> text; "id/solution", "id/mistake/ID" for exercise parts
+    quiz: tuple[Question, ...]
+
+
+def _content(number: int):
+    return resources.files("attnlab.lessons") / "content" / f"lesson{number}"
+
+
+@cache
+def cells(number: int) -> tuple[Cell, ...]:
+    """The code cells of lesson ``number``, in file order."""
+    text = (_content(number) / "code.py").read_text(encoding="utf-8")
+    found: list[Cell] = []
+    header, body = None, []
+    for line in [*text.splitlines(), "# %% setup END"]:
+        m = CELL.match(line)
+        if not m:
+            if header is not None:
+                body.append(line)
+            continue
+        if header is not None:
+            found.append(_cell(header, body))
+        header, body = m, []
+    return tuple(found)
+
+
+def _cell(m: re.Match, body: list[str]) -> Cell:
+    kind, ident, rest = m.group(1), m.group(2) or "", m.group(3).split()
+    options = dict(item.split("=", 1) if "=" in item else ("id", item) for item in rest)
+    return Cell(kind, ident, "\n".join(body).strip("\n"), options)
+
+
+def lessons() -> list[int]:
+    """The lesson numbers that have content."""
+    root = resources.files("attnlab.lessons") / "content"
+    return sorted(int(p.name[6:]) for p in root.iterdir() if p.name.startswith("lesson"))
+
+
+def languages(number: int) -> list[str]:
+    return sorted(p.name[:-3] for p in _content(number).iterdir() if p.name.endswith(".md"))
+
+
+@cache
+def prose(number: int, lang: str) -> Prose:
+    """The words of lesson ``number`` in ``lang``."""
+    text = (_content(number) / f"{lang}.md").read_text(encoding="utf-8")
+    head, *parts = re.split(r"^## ", text, flags=re.M)
+    lines = head.strip().splitlines()
+    title = lines[0].removeprefix("# ").strip()
+    summary = lines[1].removeprefix("> ").strip() if len(lines) > 1 else ""
+    intro = "\n".join(lines[2:]).strip()
+    titles: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    quiz: tuple[Question, ...] = ()
+    for part in parts:
+        heading, _, body = part.partition("\n")
+        if heading.strip() == "quiz":
+            quiz = tuple(_question(q) for q in re.split(r"^### ", body, flags=re.M)[1:])
+            continue
+        ident, _, name = heading.partition(":")
+        ident = ident.strip()
+        titles[ident] = name.strip()
+        main, *subs = re.split(r"^### ", body, flags=re.M)
+        texts[ident] = main.strip()
+        for sub in subs:
+            sub_head, _, sub_body = sub.partition("\n")
+            texts[f"{ident}/{'/'.join(sub_head.split())}"] = sub_body.strip()
+    return Prose(title, summary, intro, titles, texts, quiz)
+
+
+def _question(block: str) -> Question:
+    question, _, body = block.partition("\n")
+    choices, answers, explanation = [], (), []
+    for line in body.strip().splitlines():
+        if re.match(r"^- [a-z]\) ", line):
+            choices.append(line[2:].strip())
+        elif line.startswith("answer:") and not answers:
+            answers = tuple(a.strip() for a in line[7:].split("|") if a.strip())
+        else:
+            explanation.append(line)
+    return Question(question.strip(), tuple(choices), answers, "\n".join(explanation).strip())
+
+
+def placeholders(text: str) -> set[str]:
+    """The names a text's ``{name...}`` fields read (``{w[3]:.2f}`` reads ``w``)."""
+    names = set()
+    for _, field_name, _, _ in string.Formatter().parse(text):
+        if field_name is not None:
+            names.add(re.split(r"[.\[]", field_name, maxsplit=1)[0])
+    return names
+
+
+def fill(text: str, values: dict) -> str:
+    """The text with its placeholders replaced by the computed ``values``."""
+    return text.format_map(values)
+
+
+__all__ = [
+    "Cell",
+    "Prose",
+    "Question",
+    "cells",
+    "fill",
+    "languages",
+    "lessons",
+    "placeholders",
+    "prose",
+]
