@@ -123,7 +123,7 @@ def run(a) -> int:
         raise UserError(str(e)) from None
     print(report.render(reports, a.format, a.lang, single=not path.is_dir()), end="")
     if path.is_dir():
-        print(report.class_summary(reports), file=sys.stderr)
+        print(report.class_summary(reports, a.lang), file=sys.stderr)
     elif a.plot:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]

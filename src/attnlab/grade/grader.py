@@ -47,6 +47,7 @@ class Report:
     shown: dict | None = None  # the smallest failing case's weights: {case, name, got, expected}
     output: str = ""  # what the submission printed (trimmed)
     error: str | None = None  # an internal grader error: no verdict on the submission
+    lang: str = "en"  # the language of the hints, and of str() and the HTML view
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -75,6 +76,7 @@ def _finish(
         checks,
         seen,
         hints={m: hint(m, lang, hint_level) for m in seen},
+        lang=lang,
         **kw,
     )
 

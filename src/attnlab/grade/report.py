@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 from .grader import Check, Report
+from .words import check_name, word
 
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
@@ -38,35 +39,35 @@ def _cell(value: object) -> str:
     return "'" + s if s.startswith(FORMULA_START) else s
 
 
-def text(r: Report, lang: str = "en") -> str:
-    ja = lang == "ja"
+def text(r: Report, lang: str | None = None) -> str:
+    """The report as terminal text in ``lang`` (default: the language it was graded in)."""
+    lang = lang or r.lang
     name = f"{clean(r.file)}  " if r.file else ""
     if r.error:
-        return f"{name}{r.exercise}: GRADER ERROR (no verdict): {clean(r.error)}"
+        return f"{name}{r.exercise}: {word('grader_error', lang)}: {clean(r.error)}"
     n_ok = sum(c.passed for c in r.checks)
     head = (
-        f"{r.exercise}: {n_ok}/{len(r.checks)} "
-        + ("チェック合格" if ja else "checks passed")
-        + f" (score {r.score:.2f}, seed {r.seed})"
+        f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)}"
+        f" ({word('score', lang)} {r.score:.2f}, {word('seed', lang)} {r.seed})"
     )
-    lines = [name + head, _isolation_line(r.isolation, ja)]
+    lines = [name + head, _isolation_line(r.isolation, lang)]
     shown: set[str] = set()
     for c in r.checks:
-        mark = "PASS" if c.passed else "FAIL"
+        mark = word("pass" if c.passed else "fail", lang)
         first, *rest = clean(c.message).splitlines() or [""]
-        lines.append(f"  {mark}  {c.name}" + (f": {first}" if first else ""))
+        lines.append(f"  {mark}  {check_name(c.name, lang)}" + (f": {first}" if first else ""))
         if rest and c.message not in shown:  # a traceback: print it once, not for every case
             lines += [f"        {ln}" for ln in rest[-8:]]
             shown.add(c.message)
     if r.shown:
-        lines += side_by_side(r.shown, ja)
+        lines += side_by_side(r.shown, lang)
     if r.output:
-        lines.append("出力 (print):" if ja else "printed output:")
+        lines.append(word("printed", lang))
         lines += [f"  | {ln}" for ln in clean(r.output).splitlines()[:40]]
     if r.mistakes:
-        lines.append("ミス：" if ja else "mistakes:")
+        lines.append(word("mistakes", lang))
         lines += [f"  {m}: {r.hints.get(m, '')}" for m in r.mistakes]
-    lines.append(("合格" if ja else "PASSED") if r.passed else ("不合格" if ja else "FAILED"))
+    lines.append(word("passed" if r.passed else "failed", lang))
     return "\n".join(ln for ln in lines if ln)
 
 
@@ -82,14 +83,11 @@ def _fmt(x) -> str:
     return f"{x:.2f}"
 
 
-def side_by_side(shown: dict, ja: bool = False) -> list[str]:
+def side_by_side(shown: dict, lang: str = "en") -> list[str]:
     """The learner's array beside the expected one, wrong cells marked with ``*``."""
     got, want = _cells(shown["got"]), _cells(shown["expected"])
-    title = (
-        f"{shown['name']}（{shown['case']}）: あなた | 期待値（* = 違うセル）"
-        if ja
-        else f"{shown['name']} on {shown['case']!r}: yours | expected (* = wrong cell)"
-    )
+    case = check_name(shown["case"], lang)
+    title = word("yours", lang, name=shown["name"], case=case if lang != "en" else repr(case))
     lines = ["  " + clean(title)]
     for g_row, w_row in zip(got, want, strict=True):
         left = " ".join(
@@ -107,16 +105,8 @@ def _wrong(g, w) -> bool:
     return abs(g - w) > 1e-6 + 1e-4 * abs(w)
 
 
-def _isolation_line(isolation: str, ja: bool) -> str:
-    if isolation == "bwrap":
-        return "  isolation: bwrap sandbox" if not ja else "  隔離: bwrap サンドボックス"
-    if isolation == "process":
-        return (
-            "  isolation: process only (no bwrap): the code ran with your user's rights"
-            if not ja
-            else "  隔離: プロセスのみ (bwrap なし): コードはあなたのユーザー権限で実行されました"
-        )
-    return ""
+def _isolation_line(isolation: str, lang: str) -> str:
+    return f"  {word(isolation, lang)}" if isolation in ("bwrap", "process", "in-process") else ""
 
 
 def to_json(r: Report) -> str:
@@ -176,16 +166,16 @@ def class_csv(reports: list[Report]) -> str:
     return _csv(header, rows)
 
 
-def class_summary(reports: list[Report]) -> str:
+def class_summary(reports: list[Report], lang: str = "en") -> str:
     n = len(reports)
     passed = sum(r.passed for r in reports)
     common = Counter(m for r in reports for m in r.mistakes).most_common(5)
-    lines = [f"{passed}/{n} submissions passed ({passed / n:.0%})" if n else "no submissions"]
+    lines = [word("rate", lang, passed=passed, n=n, share=passed / n) if n else word("none", lang)]
     if common:
-        lines.append("most common mistakes: " + ", ".join(f"{m} ({k})" for m, k in common))
+        lines.append(word("common", lang) + ", ".join(f"{m} ({k})" for m, k in common))
     errors = sum(bool(r.error) for r in reports)
     if errors:
-        lines.append(f"{errors} not graded: internal grader error (see above)")
+        lines.append(word("not_graded", lang, k=errors))
     return "\n".join(lines)
 
 
@@ -225,20 +215,21 @@ def gradescope(r: Report, lang: str = "en") -> dict:
 
 def report_html(r: Report) -> str:
     """One submission's report as an HTML fragment (for notebooks); every text escaped."""
-    e = html.escape
-    verdict = "PASSED" if r.passed else "FAILED"
+    e, lang = html.escape, r.lang
+    verdict = word("passed" if r.passed else "failed", lang)
     color = "#176c2c" if r.passed else "#a11"
     failed = "".join(
-        f"<li><b>{e(c.name)}</b>: {e(clean(c.message).splitlines()[0] if c.message else '')}</li>"
+        f"<li><b>{e(check_name(c.name, lang))}</b>: "
+        f"{e(clean(c.message).splitlines()[0] if c.message else '')}</li>"
         for c in r.checks
         if not c.passed
     )
     hints = "".join(f"<li><code>{e(m)}</code>: {e(r.hints.get(m, ''))}</li>" for m in r.mistakes)
     return (
-        f"<div><p><b style='color:{color}'>{e(r.exercise)}: {verdict}</b> "
-        f"(score {r.score:.2f}, seed {r.seed})</p>"
+        f"<div><p><b style='color:{color}'>{e(r.exercise)}: {e(verdict)}</b> "
+        f"({e(word('score', lang))} {r.score:.2f}, {e(word('seed', lang))} {r.seed})</p>"
         + (f"<ul>{failed}</ul>" if failed else "")
-        + (f"<p>mistakes:</p><ul>{hints}</ul>" if hints else "")
+        + (f"<p>{e(word('mistakes', lang))}</p><ul>{hints}</ul>" if hints else "")
         + "</div>"
     )
 
@@ -304,20 +295,27 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
         + "</tr>"
         for student, row in book.items()
     )
-    rate = f"{passed}/{n} submissions passed ({passed / n:.0%})" if n else "no submissions"
+    rate = word("rate", lang, passed=passed, n=n, share=passed / n) if n else word("none", lang)
+    w = {k: e(word(k, lang)) for k in HTML_WORDS}
     return f"""<!doctype html>
 <html lang="{e(lang)}"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>attnlab class report</title><style>{CSS}</style></head><body>
-<h1>Class report</h1>
+<title>attnlab: {w["class_report"]}</title><style>{CSS}</style></head><body>
+<h1>{w["class_report"]}</h1>
 <p id="rate">{e(rate)}</p>
-<h2>Scores</h2><table id="distribution"><tr><th>score</th><th>submissions</th><th></th></tr>{dist}</table>
-<h2>Mistakes by frequency</h2>
-<table id="mistakes"><tr><th>mistake</th><th>submissions</th><th>hint</th></tr>{mistakes}</table>
-<h2>Gradebook</h2>
-<table id="gradebook"><tr><th>student</th>{head}</tr>{rows}</table>
+<h2>{w["scores"]}</h2><table id="distribution"><tr><th>{w["score"]}</th><th>{w["submissions"]}</th><th></th></tr>{dist}</table>
+<h2>{w["by_frequency"]}</h2>
+<table id="mistakes"><tr><th>{w["mistake"]}</th><th>{w["submissions"]}</th><th>{w["hint"]}</th></tr>{mistakes}</table>
+<h2>{w["gradebook"]}</h2>
+<table id="gradebook"><tr><th>{w["student"]}</th>{head}</tr>{rows}</table>
 </body></html>
 """
+
+
+HTML_WORDS = (
+    "class_report", "scores", "score", "submissions", "by_frequency", "mistake", "hint",
+    "gradebook", "student",
+)  # fmt: skip
 
 
 def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = True) -> str:

@@ -23,7 +23,7 @@ EXAMPLES = {
 }
 
 
-# The frame's words and each exercise's contract in Japanese (the English contract is the
+# The frame's words and each exercise's contract in Japanese and Chinese (the English one is the
 # exercise's own doc). Code, names and shapes stay as they are in both.
 FRAME = {
     "en": {
@@ -46,6 +46,37 @@ FRAME = {
         "todo": "TODO: ここに実装を書きます。",
         "try": "まず自分で試します。採点ではもっと多くのケースを確かめます。",
     },
+    "zh": {
+        "title": "attnlab 练习：",
+        "grade": "评分：",
+        "allowed_label": "允许的 import：",
+        "numpy": "NumPy 和标准库",
+        "anything": "任意",
+        "end": "。",
+        "todo": "TODO: 在这里写你的实现。",
+        "try": "先自己试一下；评分时会检查多得多的用例。",
+    },
+}
+
+DOCS_ZH = {
+    "softmax_rows": "x: (T, S) 的分数。返回 (T, S) 的权重：对每一行做 softmax，每行之和为 1。\n"
+    "在 exp 之前减去每一行的最大值，这样大分数也不会溢出。",
+    "causal_mask": "T: 序列长度。返回 (T, T) 的 bool 数组，查询 t 可以关注键 s（s <= t）的位置为 True：\n"
+    "包含对角线的下三角，和 np.tril 一样。",
+    "scaled_dot_product_attention": "Q: (T, d) 的查询，K: (S, d) 的键，V: (S, d_v) 的值。mask=True 时\n"
+    "使用因果掩码（查询 t 只看键 0..t）。返回 (T, d_v) 的输出 softmax(Q K^T / sqrt(d)) V。",
+    "self_attention": "X: (T, d_model) 的输入，W_Q, W_K, W_V: (d_model, d_k)。Q = X W_Q，K = X W_K，V = X W_V。\n"
+    "分数是 Q K^T / sqrt(d_k)（T x T）。mask=True 时把对角线以上的分数设为 -inf（np.tril），\n"
+    "再对每一行做 softmax。返回 (输出 (T, d_k), 权重 (T, T))。",
+    "multi_head_attention": "X: (T, d_model)，W_Q, W_K, W_V, W_O: (d_model, d_model)。num_heads 整除 d_model。\n"
+    "先投影，把最后一个轴拆成 num_heads 个宽 d_k = d_model // num_heads 的头，\n"
+    "每个头做 scaled dot-product attention（缩放 1/sqrt(d_k)，mask 时为因果），\n"
+    "按顺序拼接各头，再乘以 W_O。返回 (T, d_model) 的输出。",
+    "positional_encoding": "返回 (T, d) 的正弦位置编码：PE[pos, 2i] = sin(pos / 10000^(2i/d))，\n"
+    "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))。d 为偶数。",
+    "additive_attention": "query: (d_q,) 的解码器状态，keys: (S, d_k) 的编码器状态（同时也是值），\n"
+    "W_q: (d_q, d_a)，W_k: (d_k, d_a)，v: (d_a,)。分数为 v · tanh(query W_q + keys W_k)，\n"
+    "权重 = softmax(分数) (S,)，上下文 = 权重 @ keys (d_k,)。返回 (上下文, 权重)。",
 }
 
 DOCS_JA = {
@@ -95,10 +126,10 @@ if __name__ == "__main__":
 
 
 def render(name: str, filename: str = "solution.py", lang: str = "en") -> str:
-    """The starter's text for ``name`` in ``lang`` (en or ja)."""
+    """The starter's text for ``name`` in ``lang`` (en, ja or zh)."""
     ex = EXERCISES[name]
     words = FRAME.get(lang, FRAME["en"])
-    doc = DOCS_JA[name] if lang == "ja" else ex.doc
+    doc = {"ja": DOCS_JA, "zh": DOCS_ZH}.get(lang, {}).get(name, ex.doc)
     return TEMPLATE.format(
         title=words["title"],
         name=name,
