@@ -200,6 +200,31 @@ def test_hints_in_japanese():
     assert "√d_k" in r.hints["missing_scale"]
 
 
+@pytest.mark.parametrize(
+    ("lang", "verdict", "check", "summary"),
+    [("ja", "不合格", "マスクあり", "件中"), ("zh", "未通过", "有掩码", "份提交中")],
+)
+def test_reports_speak_the_learners_language(lang, verdict, check, summary, tmp_path):
+    from attnlab.grade import report
+    from attnlab.grade.words import check_name
+
+    r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py", lang=lang, seed=1)
+    text = report.text(r)  # the language it was graded in
+    assert text.splitlines()[-1] == verdict and check in text and "masked" not in text
+    assert str(r) == text and verdict in r._repr_html_()
+    assert report.text(r, "en").splitlines()[-1] == "FAILED"  # any language on demand
+    assert json.loads(report.to_json(r))["checks"][0]["name"] == r.checks[0].name  # ids stay
+    assert summary in report.class_summary([r, r], lang) and "mistakes" not in report.class_summary(
+        [r], lang
+    )
+    for name in (c.name for c in r.checks):  # every check name is translated, numbers kept
+        shown = check_name(name, lang)
+        assert not set(shown.split()) & {"masked", "unmasked", "random", "fixed", "inputs"}
+        assert [t for t in name.split() if "=" in t] == [t for t in shown.split() if "=" in t]
+    write_starter("self_attention", tmp_path / "s.py", lang=lang)
+    assert {"ja": "採点", "zh": "评分"}[lang] in (tmp_path / "s.py").read_text(encoding="utf-8")
+
+
 def test_same_seed_same_cases_and_grade_dir_runs_in_parallel(tmp_path):
     (tmp_path / "a.py").write_bytes((CORPUS / "causal_mask__pass__tril.py").read_bytes())
     (tmp_path / "b.py").write_bytes(
