@@ -1,8 +1,10 @@
+import numpy as np
 import pytest
 import torch
 
 from attnlab.cli import main
 from attnlab.errors import UserError
+from attnlab.train import probes
 from attnlab.train.seq2seq import (
     Seq2SeqRunConfig,
     Translation,
@@ -49,6 +51,12 @@ def test_run_directory_round_trip_and_translate(tmp_path, capsys):
         Seq2SeqRunConfig(out=str(out), resume=True, train={"max_iters": 8}, progress=False)
     )
     assert resumed.iters == 8
+    steps = probes.steps(out)  # the probe date's alignment at every evaluation
+    assert steps == [0, 3, 6, 8]
+    _, last = probes.load(out)[-1]
+    final = translate(load_seq2seq(out), "Saturday 9 May 2018")
+    assert "".join(map(chr, last["output"])) == final.text
+    np.testing.assert_allclose(last["weights"], final.weights, atol=1e-3)
 
 
 def test_answers_that_are_not_dates_are_marked():

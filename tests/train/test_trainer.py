@@ -1,6 +1,7 @@
 import json
 import pickle
 
+import numpy as np
 import pytest
 import torch
 
@@ -11,6 +12,7 @@ from attnlab.train import (
     Trainer,
     load_checkpoint,
     lr_at,
+    probes,
     save_checkpoint,
 )
 from attnlab.train.lm import LMRunConfig, load_run, train_lm
@@ -68,6 +70,13 @@ def test_resume_gives_the_same_losses_as_an_uninterrupted_run(tmp_path, monkeypa
     assert second.evals[-1]["val_loss"] == pytest.approx(straight.evals[-1]["val_loss"], abs=1e-6)
     log = [json.loads(x) for x in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
     assert log[-1]["done"] and (tmp_path / "b" / "loss.png").stat().st_size > 1000
+    # the attention snapshots: every evaluation, dropped past the checkpoint on resume
+    assert probes.steps(tmp_path / "a") == [0, 10, 20, 30]
+    assert probes.steps(tmp_path / "b") == [0, 10, 15, 20, 30]
+    later = zip(probes.load(tmp_path / "a")[2:], probes.load(tmp_path / "b")[3:], strict=True)
+    for (sa, a), (sb, b) in later:
+        assert sa == sb and (a["ids"] == b["ids"]).all()
+        np.testing.assert_allclose(a["weights"], b["weights"], atol=2e-3)
 
 
 def test_run_directory_and_weights_only_loading(tmp_path):
@@ -83,6 +92,13 @@ def test_run_directory_and_weights_only_loading(tmp_path):
     assert cfg["model"]["n_embd"] == 16 and tok.vocab_size == cfg["model"]["vocab_size"]
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)  # plain data only
     assert state["iter"] == 5
+    (step, snap), *_ = probes.load(tmp_path)[::-1]  # the last snapshot: the trained model's
+    model, _, _ = load_run(tmp_path)
+    ids = torch.from_numpy(snap["ids"])[None]
+    _, _, ws = model(ids, need_weights=True)
+    assert step == 5 and snap["weights"].shape == (1, 2, 16, 16)
+    np.testing.assert_allclose(snap["weights"], torch.stack([w[0] for w in ws]).detach(), atol=1e-3)
+    np.testing.assert_allclose(snap["weights"].sum(-1), 1, atol=1e-2)
 
 
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # the evil file is a plain pickle

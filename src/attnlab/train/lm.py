@@ -22,6 +22,8 @@ from .checkpoint import CheckpointError, load_model
 from .rundir import check_out, check_same, start_run
 from .trainer import TrainConfig, Trainer, TrainResult, pick_device
 
+PROBE_LEN = 64  # characters of the probe text whose attention each evaluation records
+
 
 class LMTask:
     """Next-character prediction on random blocks of a corpus.
@@ -56,6 +58,14 @@ class LMTask:
 
     def tokens(self, batch) -> int:
         return batch[0].numel()
+
+    def probe(self, model, device) -> dict:
+        """Every layer's and head's attention on the probe text: the start of the validation
+        split (at most 64 characters): text as code points, weights (L, H, T, T) float16."""
+        ids = self.data.val[: min(PROBE_LEN, self.block_size)]
+        _, _, weights = model(ids[None].to(device), need_weights=True)
+        w = torch.stack([x[0] for x in weights]).float().cpu().numpy()  # (L, H, T, T)
+        return {"ids": ids.numpy(), "weights": w.astype("float16")}
 
     def evaluate(self, model, gen, device, iters: int) -> dict[str, float]:
         out = {}

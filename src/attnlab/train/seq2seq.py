@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -53,6 +54,9 @@ def encode_batch(pairs: list[tuple[str, str]], device: torch.device | str = "cpu
     return src.to(device), lens.to(device), tgt[:, :-1].to(device), tgt[:, 1:].to(device)
 
 
+PROBE = "Saturday 9 May 2018"  # the date whose alignment each evaluation records
+
+
 class DateTask:
     def __init__(self, splits: DateSplits, seed: int = 0, n_val: int = 1000):
         self.splits = splits
@@ -75,6 +79,14 @@ class DateTask:
 
     def tokens(self, batch) -> int:
         return int((batch[3] != 0).sum())
+
+    @staticmethod
+    def probe(model, device) -> dict:
+        """The alignment on the probe date: output characters (code points) and weights
+        (T_out, T_in) float16 (none for a model without attention)."""
+        t = translate(model, PROBE)
+        w = np.zeros((0, 0)) if t.weights is None else t.weights.float().cpu().numpy()
+        return {"output": np.array([ord(c) for c in t.text]), "weights": w.astype("float16")}
 
     def evaluate(self, model, gen, device, iters: int) -> dict[str, float]:
         batch = encode_batch(self.val, device)
@@ -212,8 +224,9 @@ def translate(model: Seq2Seq, text: str) -> Translation:
     bad = sorted({c for c in text if c not in SRC.index})
     if bad:
         raise UserError(f"characters the date model has never seen: {''.join(bad)!r}")
-    src, lens, _, _ = encode_batch([(text, "0000-00-00")])
+    src, lens, _, _ = encode_batch([(text, "0000-00-00")], next(model.parameters()).device)
     pred, w, probs = model.greedy(src, lens, TGT.index[SOS], OUT_LEN, with_probs=True)
+    w = None if w is None else w.cpu()
     tokens = pred[0, :ISO_LEN].tolist()
     out = TGT.decode(tokens)
     weights = None if w is None else w[0, : len(out), : len(text)]

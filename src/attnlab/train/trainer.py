@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 from ..config import from_dict as strict_from_dict
 from ..errors import UserError
+from . import probes
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
 from .rundir import clean_stale_temps, truncate_log
 
@@ -260,6 +261,7 @@ class Trainer:
         if loop.dist.main:
             self._write(loop.log, {"kind": "eval", **ev})
             self._save(loop, loop.it)
+            self._probe(loop, loop.it)
             if loop.bar is not None:
                 loop.bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
         spent = time.perf_counter() - t
@@ -318,6 +320,7 @@ class Trainer:
             end = {"kind": "end", **final, "done": not result.interrupted}
             self._write(loop.log, {**end, "interrupted": result.interrupted})
             self._save(loop, result.iters, result.seconds)
+            self._probe(loop, result.iters)
             self._plot()
 
     # -- helpers ---------------------------------------------------------------------------
@@ -333,6 +336,16 @@ class Trainer:
         ev = {"iter": it, **{k: round(float(v), 5) for k, v in out.items()}}
         loop.result.evals.append(ev)
         return ev
+
+    def _probe(self, loop: _Loop, it: int) -> None:
+        """The task's attention on its probe text, saved for ``attnlab explore``'s slider."""
+        if self.run_dir is None or not hasattr(loop.task, "probe"):
+            return
+        loop.raw.eval()
+        with torch.no_grad():
+            arrays = loop.task.probe(loop.raw, loop.device)
+        loop.raw.train()
+        probes.save(self.run_dir, it, arrays)
 
     def _save(self, loop: _Loop, it: int, seconds: float | None = None) -> None:
         if self.run_dir is None:
@@ -357,6 +370,7 @@ class Trainer:
         clean_stale_temps(self.run_dir)
         if resume:
             truncate_log(self.run_dir / "log.jsonl", start)
+            probes.drop_after(self.run_dir, start)
         return open(self.run_dir / "log.jsonl", "a" if resume else "w", encoding="utf-8")
 
     def _progress_bar(self, start: int):
