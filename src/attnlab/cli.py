@@ -18,6 +18,7 @@ from .commands import (
     check,
     compare,
     exercise,
+    explore,
     grade,
     lesson,
     sample,
@@ -28,7 +29,7 @@ from .commands import (
 from .commands._args import ArgParser
 from .errors import UserError
 
-COMMANDS = (check, lesson, exercise, grade, bench, train, sample, viz, translate, compare)
+COMMANDS = (check, lesson, exercise, grade, bench, train, sample, viz, explore, translate, compare)
 
 
 def build_parser() -> ArgParser:

@@ -1,0 +1,411 @@
+// attnlab explore: one offline page. Every text from the data goes in as textContent or an SVG
+// text node, never as markup. Nothing is fetched (the live page of `attnlab serve` excepted).
+"use strict";
+(function () {
+  const DATA = JSON.parse(document.getElementById("attnlab-data").textContent);
+  const W = DATA.words;
+  const SVGNS = "http://www.w3.org/2000/svg";
+  const COLORS = ["#2f6fb5", "#d1495b", "#3c9d5d", "#e08e0b", "#7a4fb5", "#00798c", "#b5651d", "#c2185b",
+    "#5d737e", "#8a9a1b", "#6d4c41", "#1e88e5"];
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function sv(tag, attrs, text) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  const bar = document.getElementById("bar"), stage = document.getElementById("stage"),
+    side = document.getElementById("side");
+
+  // ---- export: the shown SVG as .svg, or drawn onto a canvas as .png ---------------------
+  function download(blob, name) {
+    const a = el("a", { download: name });
+    a.href = URL.createObjectURL(blob);
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  function svgText(svg) {
+    const copy = svg.cloneNode(true);
+    copy.setAttribute("xmlns", SVGNS);
+    const style = sv("style", {}, "text{font:13px sans-serif;fill:#1d232b}");
+    copy.insertBefore(style, copy.firstChild);
+    return new XMLSerializer().serializeToString(copy);
+  }
+  function exportSvg() {
+    const svg = stage.querySelector("svg.export");
+    if (svg) download(new Blob([svgText(svg)], { type: "image/svg+xml" }), "attention.svg");
+  }
+  function exportPng() {
+    const svg = stage.querySelector("svg.export");
+    if (!svg) return;
+    const w = +svg.getAttribute("width"), h = +svg.getAttribute("height");
+    const img = new Image();
+    img.onload = () => {
+      const c = el("canvas", { width: 2 * w, height: 2 * h });
+      const g = c.getContext("2d");
+      g.fillStyle = "#fff"; g.fillRect(0, 0, c.width, c.height);
+      g.drawImage(img, 0, 0, c.width, c.height);
+      c.toBlob((b) => download(b, "attention.png"), "image/png");
+    };
+    img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svgText(svg));
+  }
+  function exportButtons() {
+    const svgB = el("button", { id: "export-svg", type: "button" }, W.export_svg);
+    const pngB = el("button", { id: "export-png", type: "button" }, W.export_png);
+    svgB.addEventListener("click", exportSvg);
+    pngB.addEventListener("click", exportPng);
+    bar.append(svgB, pngB);
+  }
+  const fmt = (x) => x.toFixed(4);
+
+  if (DATA.mode === "playground") return playground();
+
+  // ---- the model explorer ---------------------------------------------------------------
+  const views = DATA.views.map(unpackView);
+  const texts = views.filter((v) => v.step === null), probes = views.filter((v) => v.step !== null);
+  const state = { view: texts[0] || probes[probes.length - 1], layer: 0, head: "all", sel: null,
+    pinned: false, tab: "head", big: null, decode: null };
+
+  function unpackView(v) {
+    const bytes = Uint8Array.from(atob(v.w), (c) => c.charCodeAt(0));
+    const dv = new DataView(bytes.buffer);
+    const T = v.queries.length, S = v.keys.length, w = [];
+    let k = 0;
+    for (let l = 0; l < v.layers; l++) {
+      const hs = [];
+      for (let h = 0; h < v.heads; h++) {
+        const m = [];
+        for (let t = 0; t < T; t++) {
+          const row = new Float64Array(S);
+          const n = v.causal ? t + 1 : S;
+          for (let s = 0; s < n; s++, k++) row[s] = v.bits === 8 ? dv.getUint8(k) / 255 : dv.getUint16(2 * k, true) / 65535;
+          m.push(row);
+        }
+        hs.push(m);
+      }
+      w.push(hs);
+    }
+    return Object.assign({}, v, { W: w });
+  }
+
+  function controls() {
+    bar.replaceChildren(el("h1", {}, W.title));
+    const pick = el("select", { id: "text", "aria-label": W.text });
+    const label = (v) => (DATA.kind === "seq2seq" ? v.keys.join("") + " → " + v.note : v.queries.join("")).slice(0, 48);
+    texts.forEach((v, i) => pick.append(el("option", { value: "t" + i }, W.text + " " + v.name + ": " + label(v))));
+    if (probes.length) pick.append(el("option", { value: "probe" }, W.training));
+    pick.value = state.view.step === null ? "t" + texts.indexOf(state.view) : "probe";
+    pick.addEventListener("change", () => {
+      state.view = pick.value === "probe" ? probes[probes.length - 1] : texts[+pick.value.slice(1)];
+      state.sel = null; state.decode = null; controls(); draw();
+    });
+    bar.append(el("label", {}, W.text), pick);
+    if (state.view.step !== null) {
+      const slider = el("input", { id: "step", type: "range", min: 0, max: probes.length - 1,
+        value: probes.indexOf(state.view), "aria-label": W.step });
+      const shown = el("output", { id: "step-label" }, W.step + " " + state.view.step);
+      slider.addEventListener("input", () => {
+        state.view = probes[+slider.value];
+        shown.textContent = W.step + " " + state.view.step;
+        draw();
+      });
+      bar.append(el("label", {}, W.formed), slider, shown);
+    }
+    const v = state.view;
+    if (v.layers > 1 || v.heads > 1) {
+      const layer = el("select", { id: "layer", "aria-label": W.layer });
+      for (let l = 0; l < v.layers; l++) layer.append(el("option", { value: l }, String(l)));
+      layer.value = state.layer;
+      layer.addEventListener("change", () => { state.layer = +layer.value; draw(); });
+      const head = el("select", { id: "head", "aria-label": W.head });
+      head.append(el("option", { value: "all" }, W.all));
+      for (let h = 0; h < v.heads; h++) head.append(el("option", { value: h }, String(h)));
+      head.value = state.head;
+      head.addEventListener("change", () => { state.head = head.value === "all" ? "all" : +head.value; draw(); });
+      bar.append(el("label", {}, W.layer), layer, el("label", {}, W.head), head);
+    }
+    if (DATA.kind === "seq2seq") {
+      const dec = el("input", { id: "decode", type: "range", min: 1, max: v.queries.length,
+        value: state.decode || v.queries.length, "aria-label": W.decode });
+      dec.addEventListener("input", () => { state.decode = +dec.value; state.sel = state.decode - 1; draw(); });
+      bar.append(el("label", {}, W.decode), dec);
+    }
+    for (const [tab, name] of [["head", W.head_view], ["matrix", W.matrix_view]]) {
+      const b = el("button", { id: "tab-" + tab, type: "button", "aria-pressed": String(state.tab === tab) }, name);
+      b.addEventListener("click", () => { state.tab = tab; controls(); draw(); });
+      bar.append(b);
+    }
+    exportButtons();
+  }
+
+  function heads() {
+    const v = state.view;
+    return state.head === "all" ? [...Array(v.heads).keys()] : [state.head];
+  }
+  function visibleRows() {
+    const v = state.view;
+    return DATA.kind === "seq2seq" && state.decode ? state.decode : v.queries.length;
+  }
+
+  function headView() {
+    const v = state.view, T = v.queries.length, S = v.keys.length, rowH = 20, top = 24;
+    const width = 560, height = top + rowH * Math.max(T, S) + 10;
+    const svg = sv("svg", { width, height, class: "export", id: "head-svg", role: "img",
+      "aria-label": W.head_view });
+    svg.append(sv("text", { x: 150, y: 14, "text-anchor": "end", class: "label" }, W.queries),
+      sv("text", { x: 410, y: 14, class: "label" }, W.keys));
+    const lines = sv("g", { id: "lines" });
+    svg.append(lines);
+    const rows = visibleRows();
+    for (const h of heads()) {
+      const m = v.W[state.layer][h];
+      for (let t = 0; t < rows; t++) {
+        if (state.sel !== null && t !== state.sel) continue;
+        for (let s = 0; s < S; s++) {
+          const a = m[t][s];
+          if (a < 0.01) continue;
+          lines.append(sv("line", { x1: 160, y1: top + rowH * t + 10, x2: 400, y2: top + rowH * s + 10,
+            stroke: COLORS[h % COLORS.length], "stroke-width": 1 + 3 * a,
+            "stroke-opacity": Math.min(1, a * (state.sel === null ? 1 : 1.5)) }));
+        }
+      }
+    }
+    v.queries.forEach((q, t) => {
+      const cls = "tok q" + (t === state.sel ? " sel" : "") + (t >= rows ? " dim" : "");
+      const node = sv("text", { x: 150, y: top + rowH * t + 14, "text-anchor": "end", class: cls,
+        tabindex: 0, role: "button", "data-i": t, "aria-label": W.queries + " " + t + ": " + q }, q);
+      node.addEventListener("mouseenter", () => { if (!state.pinned) select(t); });
+      node.addEventListener("focus", () => select(t));
+      node.addEventListener("click", () => { state.pinned = !(state.pinned && state.sel === t); select(t); });
+      node.addEventListener("touchstart", (e) => { e.preventDefault(); state.pinned = true; select(t); }, { passive: false });
+      node.addEventListener("keydown", (e) => keys(e, t));
+      svg.append(node);
+    });
+    v.keys.forEach((k, s) => {
+      svg.append(sv("text", { x: 410, y: top + rowH * s + 14, class: "tok k", "data-i": s }, k));
+    });
+    svg.addEventListener("mouseleave", () => { if (!state.pinned) select(null); });
+    return svg;
+  }
+
+  function keys(e, t) {
+    const n = visibleRows();
+    let next = null;
+    if (e.key === "ArrowDown") next = Math.min(n - 1, t + 1);
+    if (e.key === "ArrowUp") next = Math.max(0, t - 1);
+    if (e.key === "Escape") { state.pinned = false; select(null); return; }
+    if (e.key === "Enter" || e.key === " ") { state.pinned = !state.pinned; e.preventDefault(); return; }
+    if (next === null) return;
+    e.preventDefault();
+    select(next);
+    const node = stage.querySelector('.tok.q[data-i="' + next + '"]');
+    if (node) node.focus();
+  }
+
+  function select(t) {
+    if (state.sel === t) return;
+    state.sel = t;
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.i : null;
+    draw();
+    if (focused !== null && focused !== undefined) {
+      const node = stage.querySelector('.tok.q[data-i="' + focused + '"]');
+      if (node) node.focus({ preventScroll: true });
+    }
+  }
+
+  function thumb(m, rows, S) {
+    const c = el("canvas", { width: S, height: rows.length });
+    const g = c.getContext("2d"), img = g.createImageData(S, rows.length);
+    rows.forEach((t, r) => {
+      for (let s = 0; s < S; s++) {
+        const a = Math.sqrt(m[t][s]), i = 4 * (r * S + s);  // sqrt: small weights stay visible
+        img.data[i] = 255 - 208 * a; img.data[i + 1] = 255 - 144 * a; img.data[i + 2] = 255 - 74 * a; img.data[i + 3] = 255;
+      }
+    });
+    g.putImageData(img, 0, 0);
+    return c;
+  }
+
+  function matrixView() {
+    const v = state.view, wrap = el("div", { id: "matrix" });
+    const rows = [...Array(visibleRows()).keys()];
+    if (v.layers * v.heads === 1) state.big = [0, 0];
+    if (state.big === null) {
+      const grid = el("div", { class: "grid", style: "grid-template-columns:repeat(" + v.heads + ",auto)" });
+      for (let l = 0; l < v.layers; l++) for (let h = 0; h < v.heads; h++) {
+        const b = el("button", { class: "thumb", type: "button", "data-layer": l, "data-head": h,
+          "aria-label": W.layer + " " + l + ", " + W.head + " " + h });
+        b.append(thumb(v.W[l][h], rows, v.keys.length), el("span", {}, "L" + l + " H" + h));
+        b.addEventListener("click", () => { state.big = [l, h]; draw(); });
+        grid.append(b);
+      }
+      wrap.append(grid);
+      return wrap;
+    }
+    const [l, h] = state.big, S = v.keys.length, cell = Math.max(6, Math.min(28, Math.floor(480 / Math.max(rows.length, S))));
+    const left = 40, top = 40, width = left + cell * S + 10, height = top + cell * rows.length + 10;
+    const svg = sv("svg", { width, height, class: "export", id: "matrix-svg", role: "img",
+      "aria-label": W.layer + " " + l + ", " + W.head + " " + h });
+    const img = sv("image", { x: left, y: top, width: cell * S, height: cell * rows.length,
+      preserveAspectRatio: "none", style: "image-rendering:pixelated" });
+    img.setAttribute("href", thumb(v.W[l][h], rows, S).toDataURL("image/png"));
+    svg.append(sv("text", { x: 4, y: 14 }, "L" + l + " H" + h), img);
+    if (cell >= 10) {
+      v.keys.forEach((k, s) => svg.append(sv("text", { x: left + cell * s + cell / 2, y: top - 6, "text-anchor": "middle" }, k)));
+      rows.forEach((t) => svg.append(sv("text", { x: left - 4, y: top + cell * t + cell * 0.75, "text-anchor": "end" }, v.queries[t])));
+    }
+    const back = el("button", { id: "back", type: "button" }, W.back);
+    back.addEventListener("click", () => { state.big = null; draw(); });
+    if (v.layers * v.heads > 1) wrap.append(back);
+    wrap.append(svg);
+    return wrap;
+  }
+
+  function sidePanel() {
+    const v = state.view;
+    const parts = [el("h2", {}, W.weights)];
+    if (v.note) parts.unshift(el("p", { class: "note", id: "note" }, W.output + ": " + v.note));
+    if (state.sel === null) {
+      parts.push(el("p", { class: "note" }, W.hover));
+      side.replaceChildren(...parts);
+      return;
+    }
+    const t = state.sel, list = el("ol", { id: "weights", start: 0 });
+    for (const h of heads()) {
+      const row = v.W[state.layer][h][t];
+      if (heads().length > 1) list.append(el("li", { class: "note", value: 0 }, W.head + " " + h));
+      v.keys.forEach((k, s) => {
+        if (v.causal && s > t) return;
+        const li = el("li", { value: s, "data-head": h, "data-key": s, "data-w": fmt(row[s]) }, k + "  " + fmt(row[s]));
+        li.append(el("span", { class: "bar", style: "width:" + Math.round(80 * row[s]) + "px" }));
+        list.append(li);
+      });
+    }
+    parts.push(el("p", { class: "note" }, W.queries + " " + t + ": " + v.queries[t]), list);
+    if (v.top) {
+      const guesses = el("ol", { id: "predictions" });
+      for (const [tok, p] of v.top[t]) guesses.append(el("li", { "data-p": p }, tok + "  " + p.toFixed(3)));
+      parts.push(el("h2", {}, DATA.kind === "seq2seq" ? W.probability : W.predicts), guesses);
+    }
+    side.replaceChildren(...parts);
+  }
+
+  function draw() {
+    stage.replaceChildren(state.tab === "head" ? headView() : matrixView());
+    sidePanel();
+  }
+
+  controls();
+  draw();
+
+  // ---- the lesson playground: 床前明月光, the query of 光 in your hands -------------------
+  function playground() {
+    const P = DATA.playground, chars = P.chars, keys = P.keys;
+    const st = { q: P.query.slice(), mult: 1, scale: false, d: 2, causal: false };
+    bar.replaceChildren(el("h1", {}, W.playground_title));
+    const mult = el("input", { id: "mult", type: "range", min: 0.5, max: 10, step: 0.5, value: 1, "aria-label": W.multiply });
+    const multOut = el("output", { id: "mult-label" }, "× 1");
+    mult.addEventListener("input", () => { st.mult = +mult.value; multOut.textContent = "× " + st.mult; update(); });
+    const scale = el("input", { id: "scale", type: "checkbox", "aria-label": W.scale });
+    scale.addEventListener("change", () => { st.scale = scale.checked; update(); });
+    const d = el("input", { id: "d", type: "number", min: 1, max: 4096, value: 2, style: "width:6em", "aria-label": "d" });
+    d.addEventListener("input", () => { st.d = Math.max(1, +d.value || 1); update(); });
+    const causal = el("input", { id: "causal", type: "checkbox", "aria-label": W.causal });
+    causal.addEventListener("change", () => { st.causal = causal.checked; update(); });
+    const q0 = el("input", { id: "q0", type: "number", step: 0.1, value: st.q[0], style: "width:5em", "aria-label": "q[0]" });
+    const q1 = el("input", { id: "q1", type: "number", step: 0.1, value: st.q[1], style: "width:5em", "aria-label": "q[1]" });
+    for (const [inp, i] of [[q0, 0], [q1, 1]]) inp.addEventListener("input", () => { st.q[i] = +inp.value || 0; update(); });
+    bar.append(el("label", {}, W.query), q0, q1, el("label", {}, W.multiply), mult, multOut,
+      el("label", {}, W.scale), scale, el("label", {}, "d"), d, el("label", {}, W.causal), causal);
+    exportButtons();
+    const R = 1.5, size = 260, px = (x) => size / 2 + (x / R) * (size / 2 - 14), py = (y) => size / 2 - (y / R) * (size / 2 - 14);
+    const pad = sv("svg", { id: "pad", width: size, height: size, class: "export", role: "application",
+      "aria-label": W.drag });
+    pad.append(sv("line", { x1: 0, y1: size / 2, x2: size, y2: size / 2, stroke: "#d5dbe2" }),
+      sv("line", { x1: size / 2, y1: 0, x2: size / 2, y2: size, stroke: "#d5dbe2" }));
+    keys.forEach((k, i) => {
+      pad.append(sv("circle", { cx: px(k[0]), cy: py(k[1]), r: 4, fill: "#5b6570" }),
+        sv("text", { x: px(k[0]) + 6, y: py(k[1]) - 6 }, chars[i]));
+    });
+    const arrow = sv("line", { stroke: "#d1495b", "stroke-width": 2 });
+    const dot = sv("circle", { r: 9, fill: "#d1495b", class: "q", tabindex: 0, id: "query-dot", role: "slider",
+      "aria-label": W.drag });
+    pad.append(arrow, dot);
+    function fromEvent(e) {
+      const r = pad.getBoundingClientRect();
+      const x = ((e.clientX - r.left) - size / 2) / (size / 2 - 14) * R;
+      const y = (size / 2 - (e.clientY - r.top)) / (size / 2 - 14) * R;
+      st.q = [Math.round(x * 100) / 100, Math.round(y * 100) / 100];
+      q0.value = st.q[0]; q1.value = st.q[1];
+      update();
+    }
+    let dragging = false;
+    pad.addEventListener("pointerdown", (e) => { dragging = true; pad.setPointerCapture(e.pointerId); fromEvent(e); });
+    pad.addEventListener("pointermove", (e) => { if (dragging) fromEvent(e); });
+    pad.addEventListener("pointerup", () => { dragging = false; });
+    dot.addEventListener("keydown", (e) => {
+      const step = { ArrowLeft: [-0.1, 0], ArrowRight: [0.1, 0], ArrowUp: [0, 0.1], ArrowDown: [0, -0.1] }[e.key];
+      if (!step) return;
+      e.preventDefault();
+      st.q = [Math.round((st.q[0] + step[0]) * 100) / 100, Math.round((st.q[1] + step[1]) * 100) / 100];
+      q0.value = st.q[0]; q1.value = st.q[1];
+      update();
+    });
+    const wrapPad = el("div", {}), table = el("div", { id: "pg-table" });
+    wrapPad.append(pad);
+    stage.replaceChildren(wrapPad, table);
+
+    function softmax(xs) {
+      const m = Math.max(...xs.filter((x) => x > -Infinity));
+      if (m === -Infinity || !isFinite(m)) return xs.map(() => 0);
+      const e = xs.map((x) => (x === -Infinity ? 0 : Math.exp(x - m)));
+      const z = e.reduce((a, b) => a + b, 0);
+      return e.map((x) => x / z);
+    }
+    function update() {
+      dot.setAttribute("cx", px(st.q[0])); dot.setAttribute("cy", py(st.q[1]));
+      arrow.setAttribute("x1", px(0)); arrow.setAttribute("y1", py(0));
+      arrow.setAttribute("x2", px(st.q[0])); arrow.setAttribute("y2", py(st.q[1]));
+      const factor = st.mult / (st.scale ? Math.sqrt(st.d) : 1);
+      // every character's query is its own key, except 光 (the last), whose query you move
+      const queries = keys.map((k, i) => (i === keys.length - 1 ? st.q : k));
+      const S = queries.map((q, t) => keys.map((k, s) => (st.causal && s > t ? -Infinity : factor * (q[0] * k[0] + q[1] * k[1]))));
+      const A = S.map(softmax);
+      const t = keys.length - 1;
+      const nums = el("table", { class: "nums" });
+      const head = el("tr"); head.append(el("th", {}, ""));
+      chars.forEach((c) => head.append(el("th", {}, c)));
+      const sRow = el("tr"); sRow.append(el("th", {}, W.scores));
+      S[t].forEach((x) => sRow.append(el("td", {}, x === -Infinity ? "-inf" : x.toFixed(2))));
+      const wRow = el("tr"); wRow.append(el("th", {}, W.weights));
+      A[t].forEach((x) => wRow.append(el("td", {}, String(Math.round(x * 100) / 100))));
+      nums.append(head, sRow, wRow);
+      const list = el("ol", { id: "pg-weights", start: 0 });
+      A[t].forEach((x, s) => {
+        const li = el("li", { "data-w": String(x), "data-char": chars[s] }, chars[s] + "  " + x.toFixed(2));
+        li.append(el("span", { class: "bar", style: "width:" + Math.round(120 * x) + "px" }));
+        list.append(li);
+      });
+      const grid = el("table", { class: "nums", id: "pg-matrix" });
+      const gh = el("tr"); gh.append(el("th", {}, ""));
+      chars.forEach((c) => gh.append(el("th", {}, c)));
+      grid.append(gh);
+      A.forEach((row, i) => {
+        const tr = el("tr"); tr.append(el("th", {}, chars[i]));
+        row.forEach((x) => tr.append(el("td", { style: "background:rgba(47,111,181," + x.toFixed(3) + ")" }, x.toFixed(2))));
+        grid.append(tr);
+      });
+      table.replaceChildren(el("h2", {}, W.row_of), nums, list, el("h2", {}, W.all_rows), grid);
+      side.replaceChildren(el("p", { class: "note" }, W.playground_help),
+        el("p", { class: "note", id: "pg-formula" }, "softmax(" + (st.mult !== 1 ? st.mult + " × " : "") + "q · k" + (st.scale ? " / √" + st.d : "") + ")"));
+    }
+    update();
+  }
+})();

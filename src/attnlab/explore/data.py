@@ -1,0 +1,185 @@
+"""What an explorer page shows, as plain data: texts, their attention and predictions.
+
+A *view* is one sequence's attention: the query and key tokens, the weights of every layer and
+head (L, H, T, S), whether it is causal, and optionally the model's top-5 next-token guesses.
+Weights travel quantised to 16 bits (1/65535 steps), only the lower triangle when causal: a
+256-token text on a 6 x 6 model stays near 3 MB of page.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+
+TOP = 5
+MAX_SNAPSHOTS = 12  # training snapshots on one page (8-bit): the page stays small enough to mail
+
+
+@dataclass
+class View:
+    name: str
+    queries: list[str]
+    keys: list[str]
+    weights: np.ndarray  # (L, H, T, S) in [0, 1]
+    causal: bool
+    step: int | None = None  # the training step of a snapshot, None for the final model
+    top: list[list[tuple[str, float]]] | None = None  # per query: the TOP likeliest next tokens
+    note: str = ""
+    bits: int = 16  # 8 for training snapshots: many of them, looked at more coarsely
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "queries": self.queries,
+            "keys": self.keys,
+            "layers": int(self.weights.shape[0]),
+            "heads": int(self.weights.shape[1]),
+            "causal": self.causal,
+            "step": self.step,
+            "w": pack(self.weights, self.causal, self.bits),
+            "bits": self.bits,
+            "top": self.top,
+            "note": self.note,
+        }
+
+
+def pack(weights: np.ndarray, causal: bool, bits: int = 16) -> str:
+    """(L, H, T, S) weights as base64 of little-endian unsigned ints of ``bits`` (8 or 16), row
+    by row; a causal matrix keeps only row t's first t + 1 entries."""
+    top, dtype = (65535, "<u2") if bits == 16 else (255, "u1")
+    q = np.rint(np.clip(np.asarray(weights, dtype=np.float64), 0, 1) * top).astype(dtype)
+    if causal:
+        T = q.shape[2]
+        rows = np.tril_indices(T)
+        q = q[:, :, rows[0], rows[1]]
+    return base64.b64encode(q.tobytes()).decode("ascii")
+
+
+def unpack(text: str, L: int, H: int, T: int, S: int, causal: bool, bits: int = 16) -> np.ndarray:
+    """The inverse of ``pack`` (what the page's script computes), for tests and tools."""
+    top, dtype = (65535, "<u2") if bits == 16 else (255, "u1")
+    q = np.frombuffer(base64.b64decode(text), dtype=dtype).astype(np.float64) / top
+    if not causal:
+        return q.reshape(L, H, T, S)
+    out = np.zeros((L, H, T, S))
+    rows = np.tril_indices(T)
+    out[:, :, rows[0], rows[1]] = q.reshape(L, H, -1)
+    return out
+
+
+def snapshots(run_dir: str | Path) -> list[tuple[int, dict]]:
+    """The run's recorded snapshots, at most MAX_SNAPSHOTS spread evenly (first and last kept)."""
+    from ..train import probes
+
+    found = probes.load(run_dir)
+    if len(found) <= MAX_SNAPSHOTS:
+        return found
+    keep = np.unique(np.linspace(0, len(found) - 1, MAX_SNAPSHOTS).round().astype(int))
+    return [found[i] for i in keep]
+
+
+def shown(token: str) -> str:
+    """A token as a label: whitespace made visible."""
+    return {" ": "␣", "\n": "⏎", "\t": "⇥"}.get(token, token)
+
+
+# ---- GPT runs ----------------------------------------------------------------------------
+
+
+def gpt_views(run_dir: str | Path, texts: list[str]) -> list[View]:
+    """For each text: every layer's and head's attention and the top-5 predictions; then the
+    probe text at each recorded training step."""
+    import torch
+
+    from ..train.lm import load_run
+
+    model, tok, cfg = load_run(run_dir)
+    block = cfg["model"]["block_size"]
+    views = []
+    for i, text in enumerate(texts, 1):
+        ids = _encode(tok, text, block)
+        with torch.no_grad():
+            logits, _, ws = model(torch.tensor([ids]), need_weights=True)
+        w = torch.stack([x[0] for x in ws]).numpy()  # (L, H, T, T)
+        probs = logits[0].softmax(-1)  # (T, V)
+        p, top = probs.topk(min(TOP, probs.shape[-1]), dim=-1)
+        guesses = [
+            [(shown(tok.decode([int(t)])), round(float(v), 4)) for t, v in zip(tr, pr, strict=True)]
+            for tr, pr in zip(top, p, strict=True)
+        ]
+        labels = [shown(c) for c in text]
+        views.append(View(f"{i}", labels, labels, w, True, top=guesses))
+    for step, snap in snapshots(run_dir):
+        labels = [shown(c) for c in tok.decode(snap["ids"].tolist())]
+        w = snap["weights"].astype(np.float64)
+        views.append(View("probe", labels, labels, w, True, step=step, bits=8))
+    return views
+
+
+def _encode(tok, text: str, block: int) -> list[int]:
+    if not 1 <= len(text) <= block:
+        raise UserError(f"--text {text[:20]!r}: {len(text)} characters; the model reads 1..{block}")
+    return tok.encode(text)  # unknown characters: a UserError that names them
+
+
+# ---- seq2seq runs ------------------------------------------------------------------------
+
+
+def seq2seq_views(run_dir: str | Path, texts: list[str]) -> list[View]:
+    """For each text: the alignment of each output character over the input, with the
+    probability the model gave it; then the probe date at each recorded training step."""
+    from ..train.seq2seq import PROBE, load_seq2seq, translate
+
+    model = load_seq2seq(run_dir).eval()
+    views = []
+    for i, text in enumerate(texts, 1):
+        t = translate(model, text)
+        if t.weights is None:
+            raise UserError(f"{run_dir}: this model has no attention; nothing to explore")
+        out = list(t.text)
+        top = [[(c, round(p, 4))] for c, p in zip(out, t.char_probs, strict=True)]
+        w = t.weights.numpy()[None, None]  # (1, 1, T_out, T_in)
+        views.append(View(f"{i}", out, [shown(c) for c in text], w, False, top=top, note=t.text))
+    for step, snap in snapshots(run_dir):
+        out = [chr(c) for c in snap["output"]]
+        w = snap["weights"].astype(np.float64)
+        if w.size:
+            keys = [shown(c) for c in PROBE]
+            views.append(
+                View("probe", out, keys, w[None, None], False, step=step, note="".join(out))
+            )
+    return views
+
+
+@dataclass
+class Page:
+    """Everything the page needs: the views and what kind of model made them."""
+
+    kind: str  # "gpt", "seq2seq" or "playground"
+    title: str
+    views: list[View] = field(default_factory=list)
+
+
+def for_run(run_dir: str | Path, texts: list[str]) -> Page:
+    """The page data for a run directory: a GPT or a seq2seq run."""
+    import json
+
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise UserError(f"{run_dir}: not a run directory (no config.json); train one first")
+    kind = json.loads(path.read_text(encoding="utf-8")).get("kind", "gpt")
+    if not texts:
+        raise UserError("give at least one --text")
+    if kind == "seq2seq":
+        return Page("seq2seq", str(run_dir), seq2seq_views(run_dir, texts))
+    if kind != "gpt":
+        raise UserError(f"{run_dir}: a {kind!r} run has no attention to explore")
+    return Page("gpt", str(run_dir), gpt_views(run_dir, texts))
+
+
+__all__ = ["Page", "View", "for_run", "gpt_views", "pack", "seq2seq_views", "unpack"]
