@@ -21,7 +21,7 @@ def gpt_run(tmp_path_factory):
 def date_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("explore") / "date"
     model = {"hidden": 16, "emb": 8, "attn_hidden": 8}
-    train = {"max_iters": 20, "eval_interval": 10, "batch_size": 16}
+    train = {"max_iters": 100, "eval_interval": 50, "batch_size": 16}
     train_seq2seq(
         Seq2SeqRunConfig(
             out=str(out), attention="bahdanau", model=model, train=train, progress=False

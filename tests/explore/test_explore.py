@@ -57,7 +57,8 @@ def test_data_cannot_close_its_script_block():
 
 def test_gpt_views_hold_the_models_weights_and_predictions(gpt_run):
     text = "ROMEO: go"
-    views = data.gpt_views(gpt_run, [text])
+    run = data.Run(gpt_run)
+    views = run.views([text]) + run.snapshots()
     model, tok, _ = load_run(gpt_run)
     with torch.no_grad():
         logits, _, ws = model(torch.tensor([tok.encode(text)]), need_weights=True)
@@ -76,16 +77,18 @@ def test_gpt_views_hold_the_models_weights_and_predictions(gpt_run):
 def test_seq2seq_views_are_the_alignment(date_run):
     from attnlab.train.seq2seq import load_seq2seq, translate
 
-    (v, *snaps) = data.seq2seq_views(date_run, ["9 May 2018"])
+    run = data.Run(date_run)
+    (v, *snaps) = run.views(["9 May 2018"]) + run.snapshots()
     t = translate(load_seq2seq(date_run), "9 May 2018")
     assert v.queries == list(t.text) and v.keys == list("9␣May␣2018") and not v.causal
     np.testing.assert_allclose(v.weights[0, 0], t.weights.numpy())
-    assert [s.step for s in snaps] == [0, 10, 20]
+    assert [s.step for s in snaps] == [0, 50, 100]
 
 
 def test_bad_input_is_one_line(gpt_run, tmp_path, capsys):
     for args, words in (
         (["explore", str(gpt_run), "--text", "x" * 65], "1..64"),
+        (["explore", str(gpt_run), "--text", ""], "1..64"),
         (["explore", str(gpt_run), "--text", "☃"], "vocabulary"),
         (["explore", str(tmp_path), "--text", "a"], "not a run directory"),
         (["explore", str(gpt_run)], "--text"),

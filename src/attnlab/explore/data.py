@@ -88,98 +88,114 @@ def shown(token: str) -> str:
     return {" ": "␣", "\n": "⏎", "\t": "⇥"}.get(token, token)
 
 
-# ---- GPT runs ----------------------------------------------------------------------------
+# ---- runs --------------------------------------------------------------------------------
 
 
-def gpt_views(run_dir: str | Path, texts: list[str]) -> list[View]:
-    """For each text: every layer's and head's attention and the top-5 predictions; then the
-    probe text at each recorded training step."""
-    import torch
+class Run:
+    """A run directory with its model loaded once: ``views(texts)`` for any texts (the
+    explorer page, or each request of ``attnlab serve``), ``snapshots()`` for training."""
 
-    from ..train.lm import load_run
+    def __init__(self, run_dir: str | Path):
+        import json
 
-    model, tok, cfg = load_run(run_dir)
-    block = cfg["model"]["block_size"]
-    views = []
-    for i, text in enumerate(texts, 1):
-        ids = _encode(tok, text, block)
+        self.dir = Path(run_dir)
+        path = self.dir / "config.json"
+        if not path.is_file():
+            raise UserError(f"{run_dir}: not a run directory (no config.json); train one first")
+        self.kind = json.loads(path.read_text(encoding="utf-8")).get("kind", "gpt")
+        if self.kind == "gpt":
+            from ..train.lm import load_run
+
+            self.model, self.tok, cfg = load_run(run_dir)
+            self.max_len = cfg["model"]["block_size"]
+        elif self.kind == "seq2seq":
+            from ..train.seq2seq import load_seq2seq
+
+            self.model, self.max_len = load_seq2seq(run_dir).eval(), MAX_DATE
+            if self.model.config.attention == "none":
+                raise UserError(f"{run_dir}: this model has no attention; nothing to explore")
+        else:
+            raise UserError(f"{run_dir}: a {self.kind!r} run has no attention to explore")
+
+    def check(self, text: str) -> None:
+        """A text this model can read, or a UserError naming what is wrong with it."""
+        if not 1 <= len(text) <= self.max_len:
+            raise UserError(
+                f"text {text[:20]!r}: {len(text)} characters; the model reads 1..{self.max_len}"
+            )
+        if self.kind == "gpt":
+            self.tok.encode(text)  # unknown characters: a UserError that names them
+
+    def views(self, texts: list[str]) -> list[View]:
+        for text in texts:
+            self.check(text)
+        one = self._gpt if self.kind == "gpt" else self._seq2seq
+        return [one(text, f"{i}") for i, text in enumerate(texts, 1)]
+
+    def snapshots(self) -> list[View]:
+        """The probe text at each recorded training step (at most MAX_SNAPSHOTS)."""
+        one = self._gpt_snapshot if self.kind == "gpt" else self._seq2seq_snapshot
+        return [v for step, snap in snapshots(self.dir) if (v := one(step, snap)) is not None]
+
+    def _gpt(self, text: str, name: str) -> View:
+        """Every layer's and head's attention, and the top-5 next-character guesses."""
+        import torch
+
         with torch.no_grad():
-            logits, _, ws = model(torch.tensor([ids]), need_weights=True)
+            logits, _, ws = self.model(torch.tensor([self.tok.encode(text)]), need_weights=True)
         w = torch.stack([x[0] for x in ws]).numpy()  # (L, H, T, T)
-        probs = logits[0].softmax(-1)  # (T, V)
-        p, top = probs.topk(min(TOP, probs.shape[-1]), dim=-1)
+        p, top = logits[0].softmax(-1).topk(min(TOP, logits.shape[-1]), dim=-1)  # (T, 5) each
         guesses = [
-            [(shown(tok.decode([int(t)])), round(float(v), 4)) for t, v in zip(tr, pr, strict=True)]
+            [
+                (shown(self.tok.decode([int(t)])), round(float(v), 4))
+                for t, v in zip(tr, pr, strict=True)
+            ]
             for tr, pr in zip(top, p, strict=True)
         ]
         labels = [shown(c) for c in text]
-        views.append(View(f"{i}", labels, labels, w, True, top=guesses))
-    for step, snap in snapshots(run_dir):
-        labels = [shown(c) for c in tok.decode(snap["ids"].tolist())]
-        w = snap["weights"].astype(np.float64)
-        views.append(View("probe", labels, labels, w, True, step=step, bits=8))
-    return views
+        return View(name, labels, labels, w, True, top=guesses)
 
+    def _seq2seq(self, text: str, name: str) -> View:
+        """Each output character's alignment over the input, and its probability."""
+        from ..train.seq2seq import translate
 
-def _encode(tok, text: str, block: int) -> list[int]:
-    if not 1 <= len(text) <= block:
-        raise UserError(f"--text {text[:20]!r}: {len(text)} characters; the model reads 1..{block}")
-    return tok.encode(text)  # unknown characters: a UserError that names them
-
-
-# ---- seq2seq runs ------------------------------------------------------------------------
-
-
-def seq2seq_views(run_dir: str | Path, texts: list[str]) -> list[View]:
-    """For each text: the alignment of each output character over the input, with the
-    probability the model gave it; then the probe date at each recorded training step."""
-    from ..train.seq2seq import PROBE, load_seq2seq, translate
-
-    model = load_seq2seq(run_dir).eval()
-    views = []
-    for i, text in enumerate(texts, 1):
-        t = translate(model, text)
-        if t.weights is None:
-            raise UserError(f"{run_dir}: this model has no attention; nothing to explore")
+        t = translate(self.model, text)
         out = list(t.text)
         top = [[(c, round(p, 4))] for c, p in zip(out, t.char_probs, strict=True)]
         w = t.weights.numpy()[None, None]  # (1, 1, T_out, T_in)
-        views.append(View(f"{i}", out, [shown(c) for c in text], w, False, top=top, note=t.text))
-    for step, snap in snapshots(run_dir):
-        out = [chr(c) for c in snap["output"]]
+        return View(name, out, [shown(c) for c in text], w, False, top=top, note=t.text)
+
+    def _gpt_snapshot(self, step: int, snap: dict) -> View:
+        labels = [shown(c) for c in self.tok.decode(snap["ids"].tolist())]
         w = snap["weights"].astype(np.float64)
-        if w.size:
-            keys = [shown(c) for c in PROBE]
-            views.append(
-                View("probe", out, keys, w[None, None], False, step=step, note="".join(out))
-            )
-    return views
+        return View("probe", labels, labels, w, True, step=step, bits=8)
+
+    def _seq2seq_snapshot(self, step: int, snap: dict) -> View | None:
+        from ..train.seq2seq import PROBE
+
+        out, w = [chr(c) for c in snap["output"]], snap["weights"].astype(np.float64)
+        keys = [shown(c) for c in PROBE]
+        return View("probe", out, keys, w[None, None], False, step, note="".join(out), bits=8)
+
+
+MAX_DATE = 64  # the longest date text a page or a request may ask about
 
 
 @dataclass
 class Page:
     """Everything the page needs: the views and what kind of model made them."""
 
-    kind: str  # "gpt", "seq2seq" or "playground"
+    kind: str  # "gpt" or "seq2seq"
     title: str
     views: list[View] = field(default_factory=list)
 
 
 def for_run(run_dir: str | Path, texts: list[str]) -> Page:
-    """The page data for a run directory: a GPT or a seq2seq run."""
-    import json
-
-    path = Path(run_dir) / "config.json"
-    if not path.is_file():
-        raise UserError(f"{run_dir}: not a run directory (no config.json); train one first")
-    kind = json.loads(path.read_text(encoding="utf-8")).get("kind", "gpt")
+    """The page data for a GPT or seq2seq run: each text, then the training snapshots."""
     if not texts:
         raise UserError("give at least one --text")
-    if kind == "seq2seq":
-        return Page("seq2seq", str(run_dir), seq2seq_views(run_dir, texts))
-    if kind != "gpt":
-        raise UserError(f"{run_dir}: a {kind!r} run has no attention to explore")
-    return Page("gpt", str(run_dir), gpt_views(run_dir, texts))
+    run = Run(run_dir)
+    return Page(run.kind, str(run_dir), run.views(texts) + run.snapshots())
 
 
-__all__ = ["Page", "View", "for_run", "gpt_views", "pack", "seq2seq_views", "unpack"]
+__all__ = ["MAX_SNAPSHOTS", "Page", "Run", "View", "for_run", "pack", "snapshots", "unpack"]

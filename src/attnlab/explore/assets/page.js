@@ -182,7 +182,7 @@
       const node = sv("text", { x: 150, y: top + rowH * t + 14, "text-anchor": "end", class: cls,
         tabindex: 0, role: "button", "data-i": t, "aria-label": W.queries + " " + t + ": " + q }, q);
       node.addEventListener("mouseenter", () => { if (!state.pinned) select(t); });
-      node.addEventListener("focus", () => select(t));
+      node.addEventListener("focus", () => { if (!state.refocus) select(t); });
       node.addEventListener("click", () => { state.pinned = !(state.pinned && state.sel === t); select(t); });
       node.addEventListener("touchstart", (e) => { e.preventDefault(); state.pinned = true; select(t); }, { passive: false });
       node.addEventListener("keydown", (e) => keys(e, t));
@@ -214,9 +214,11 @@
     state.sel = t;
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.i : null;
     draw();
-    if (focused !== null && focused !== undefined) {
+    if (focused !== null && focused !== undefined) {  // keep the keyboard where it was
       const node = stage.querySelector('.tok.q[data-i="' + focused + '"]');
+      state.refocus = true;
       if (node) node.focus({ preventScroll: true });
+      state.refocus = false;
     }
   }
 

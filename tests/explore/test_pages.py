@@ -1,0 +1,230 @@
+"""The explorer pages in a real browser (Debian's chromium through Playwright), opened from
+file://: no console error, no request but the file itself, the numbers shown are the run's,
+every control works by mouse, keyboard and touch, exports download, and hostile text stays text.
+
+With ATTNLAB_DOCS_SHOTS=1 the screenshots go to docs/explore/ (the README shows them)."""
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab import ref
+from attnlab.explore import explore, page
+from attnlab.train import probes
+from attnlab.train.lm import load_run
+from attnlab.train.seq2seq import load_seq2seq, translate
+
+from .conftest import EVIL
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "explore"
+
+
+class Watched:
+    """A page with its console errors, requests and dialogs recorded."""
+
+    def __init__(self, browser, path: Path, **context):
+        self.context = browser.new_context(accept_downloads=True, **context)
+        self.page = self.context.new_page()
+        self.errors, self.requests, self.dialogs = [], [], []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.url = path.resolve().as_uri()
+        self.page.goto(self.url)
+
+    def clean(self) -> None:
+        assert self.errors == [] and self.dialogs == []
+        assert set(self.requests) == {self.url}
+
+    def shot(self, tmp_path: Path, name: str) -> None:
+        folder = DOCS if os.environ.get("ATTNLAB_DOCS_SHOTS") == "1" else tmp_path
+        folder.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(folder / f"{name}.png"))
+
+    def weights(self, head: int = 0) -> list[float]:
+        sel = f'#weights li[data-head="{head}"]'
+        return [
+            float(x) for x in self.page.locator(sel).evaluate_all("l => l.map(e => e.dataset.w)")
+        ]
+
+
+@pytest.fixture(scope="module")
+def gpt_page(gpt_run, tmp_path_factory):
+    path = tmp_path_factory.mktemp("pages") / "gpt.html"
+    explore(gpt_run, ["ROMEO: and JULIET", EVIL]).save(path)
+    return path
+
+
+def _model_weights(run, text: str) -> np.ndarray:
+    model, tok, _ = load_run(run)
+    with torch.no_grad():
+        _, _, ws = model(torch.tensor([tok.encode(text)]), need_weights=True)
+    return torch.stack([x[0] for x in ws]).numpy()  # (L, H, T, T)
+
+
+def test_gpt_page_head_view_shows_the_runs_weights(browser, gpt_run, gpt_page, tmp_path):
+    w = Watched(browser, gpt_page)
+    text = "ROMEO: and JULIET"
+    expected = _model_weights(gpt_run, text)
+    w.page.select_option("#layer", "1")
+    w.page.hover('.tok.q[data-i="6"]')
+    for h in range(2):
+        assert w.weights(h) == pytest.approx(expected[1, h, 6, :7], abs=1e-4)
+    guesses = w.page.locator("#predictions li").evaluate_all("l => l.map(e => +e.dataset.p)")
+    model, tok, _ = load_run(gpt_run)
+    with torch.no_grad():
+        probs = model(torch.tensor([tok.encode(text)]))[0][0, 6].softmax(-1)
+    assert guesses == pytest.approx(probs.topk(5).values.tolist(), abs=1e-4)
+    w.page.select_option("#head", "1")  # one head: only its lines
+    assert w.page.locator('#weights li[data-head="0"]').count() == 0
+    w.shot(tmp_path, "gpt_head_view")
+    w.clean()
+
+
+def test_keyboard_and_touch_select_tokens(browser, gpt_run, gpt_page):
+    expected = _model_weights(gpt_run, "ROMEO: and JULIET")
+    w = Watched(browser, gpt_page)
+    w.page.focus('.tok.q[data-i="2"]')
+    w.page.keyboard.press("ArrowDown")  # to token 3
+    assert w.weights(0) == pytest.approx(expected[0, 0, 3, :4], abs=1e-4)
+    w.page.keyboard.press("Escape")
+    assert w.page.locator("#weights").count() == 0
+    w.clean()
+    t = Watched(browser, gpt_page, has_touch=True)
+    t.page.tap('.tok.q[data-i="5"]')
+    assert t.weights(1) == pytest.approx(expected[0, 1, 5, :6], abs=1e-4)
+    t.clean()
+
+
+def test_matrix_view_and_the_training_slider(browser, gpt_run, gpt_page, tmp_path):
+    w = Watched(browser, gpt_page)
+    w.page.click("#tab-matrix")
+    assert w.page.locator(".thumb").count() == 4  # 2 layers x 2 heads
+    w.shot(tmp_path, "gpt_matrix_view")
+    w.page.click('.thumb[data-layer="1"][data-head="0"]')
+    labels = w.page.locator("#matrix-svg text").all_text_contents()
+    assert "L1 H0" in labels and "J" in labels
+    w.page.click("#tab-head")
+    w.page.select_option("#text", "probe")  # how attention formed: the probe text by step
+    snaps = probes.load(gpt_run)
+    slider = w.page.locator("#step")
+    assert slider.get_attribute("max") == str(len(snaps) - 1)
+    for i, (step, snap) in enumerate(snaps):
+        slider.fill(str(i))
+        assert w.page.locator("#step-label").inner_text().endswith(str(step))
+        w.page.hover('.tok.q[data-i="4"]')
+        assert w.weights(0) == pytest.approx(snap["weights"][0, 0, 4, :5], abs=2 / 255)
+        w.page.mouse.move(0, 0)
+    assert snaps[0][1]["weights"][0, 0, 4, :5] != pytest.approx(
+        snaps[-1][1]["weights"][0, 0, 4, :5]
+    )
+    w.shot(tmp_path, "gpt_training_slider")
+    w.clean()
+
+
+def test_exports_download_svg_and_png(browser, gpt_page):
+    w = Watched(browser, gpt_page)
+    w.page.hover('.tok.q[data-i="3"]')
+    with w.page.expect_download() as svg:
+        w.page.click("#export-svg")
+    tree = ET.parse(svg.value.path())
+    assert tree.getroot().tag.endswith("svg") and svg.value.suggested_filename == "attention.svg"
+    texts = [e.text for e in tree.iter() if e.tag.endswith("text")]
+    assert "R" in texts and "M" in texts
+    with w.page.expect_download() as png:
+        w.page.click("#export-png")
+    assert Path(png.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    w.clean()
+
+
+def test_hostile_text_is_only_text(browser, gpt_page):
+    w = Watched(browser, gpt_page)
+    w.page.select_option("#text", "t1")
+    tokens = w.page.locator(".tok.q").all_text_contents()
+    assert "".join(tokens) == EVIL.replace(" ", "␣")
+    assert w.page.locator("img").count() == 0
+    w.page.hover('.tok.q[data-i="3"]')
+    w.clean()  # no alert, no request for "x"
+
+
+def test_date_model_page_steps_through_decoding(browser, date_run, tmp_path):
+    path = tmp_path / "date.html"
+    explore(date_run, ["Saturday 9 May 2018"], lang="ja").save(path)
+    t = translate(load_seq2seq(date_run), "Saturday 9 May 2018")
+    assert len(t.text) >= 5  # the fixture's model writes something to step through
+    w = Watched(browser, path)
+    assert "出力" in w.page.locator("#note").inner_text()
+    w.page.locator("#decode").fill("4")
+    assert w.page.locator(".tok.q.sel").text_content() == t.text[3]
+    assert w.weights(0) == pytest.approx(t.weights[3].tolist(), abs=1e-4)
+    assert w.page.locator(".tok.q.dim").count() == len(t.text) - 4  # not yet decoded
+    w.shot(tmp_path, "date_alignment")
+    w.page.click("#tab-matrix")
+    assert w.page.locator("#matrix-svg").count() == 1
+    w.page.select_option("#text", "probe")
+    assert w.page.locator("#step-label").count() == 1
+    w.clean()
+
+
+def _playground_weights(w) -> list[float]:
+    return [
+        float(x)
+        for x in w.page.locator("#pg-weights li").evaluate_all("l => l.map(e => e.dataset.w)")
+    ]
+
+
+def test_playground_computes_what_attnlab_ref_computes(browser, tmp_path):
+    path = tmp_path / "pg.html"
+    path.write_text(page.playground_page("zh"), encoding="utf-8")
+    w = Watched(browser, path)
+    keys = page.KEYS
+    got = _playground_weights(w)
+    assert got == pytest.approx(ref.softmax(keys @ [1.0, 0.0]), abs=1e-12)
+    assert [round(x, 2) for x in got] == [0.12, 0.11, 0.26, 0.29, 0.23]  # the course's numbers
+    w.page.locator("#mult").fill("5")
+    got = _playground_weights(w)
+    assert got == pytest.approx(ref.softmax(5 * keys @ [1.0, 0.0]), abs=1e-12)
+    assert [round(x, 2) for x in got] == [0.01, 0.0, 0.3, 0.5, 0.18]
+    w.shot(tmp_path, "playground")
+    w.page.locator("#mult").fill("1")
+    box = w.page.locator("#pad").bounding_box()
+    w.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    w.page.mouse.down()
+    w.page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.2, steps=5)
+    w.page.mouse.up()
+    q = [float(w.page.locator(f"#q{i}").input_value()) for i in (0, 1)]
+    assert q[1] > 0.5 and abs(q[0]) < 0.1  # dragged up: towards places and directions
+    assert _playground_weights(w) == pytest.approx(ref.softmax(keys @ q), abs=1e-12)
+    w.page.focus("#query-dot")
+    w.page.keyboard.press("ArrowRight")
+    q2 = [float(w.page.locator(f"#q{i}").input_value()) for i in (0, 1)]
+    assert q2[0] == pytest.approx(q[0] + 0.1)
+    w.page.check("#scale")
+    w.page.locator("#d").fill("8")
+    expected = ref.softmax(keys @ q2 / np.sqrt(8))
+    assert _playground_weights(w) == pytest.approx(expected, abs=1e-12)
+    w.page.check("#causal")  # the other characters' rows lose their future
+    cells = w.page.locator("#pg-matrix tr").nth(1).locator("td").all_text_contents()
+    assert cells[0] == "1.00" and set(cells[1:]) == {"0.00"}
+    w.clean()
+
+
+def test_two_explorers_in_one_notebook_page_do_not_clash(browser, gpt_run, tmp_path):
+    host = tmp_path / "notebook.html"
+    a, b = explore(gpt_run, "ROMEO:"), explore(playground=True)
+    host.write_text(f"<!doctype html><body>{a._repr_html_()}{b._repr_html_()}</body>", "utf-8")
+    w = Watched(browser, host)
+    frames = [f for f in w.page.frames if f != w.page.main_frame]
+    assert len(frames) == 2
+    gpt, pg = sorted(frames, key=lambda f: f.locator("#pad").count())
+    assert gpt.locator(".tok.q").count() == len("ROMEO:") and pg.locator("#pad").count() == 1
+    gpt.hover('.tok.q[data-i="2"]')
+    assert gpt.locator("#weights li").count() > 0
+    assert re.search("about:srcdoc", " ".join(w.requests)) or set(w.requests) == {w.url}
+    assert w.errors == [] and w.dialogs == []
