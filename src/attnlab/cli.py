@@ -22,6 +22,7 @@ from .commands import (
     grade,
     lesson,
     sample,
+    serve,
     train,
     translate,
     viz,
@@ -29,7 +30,9 @@ from .commands import (
 from .commands._args import ArgParser
 from .errors import UserError
 
-COMMANDS = (check, lesson, exercise, grade, bench, train, sample, viz, explore, translate, compare)
+COMMANDS = (
+    check, lesson, exercise, grade, bench, train, sample, viz, explore, serve, translate, compare
+)  # fmt: skip
 
 
 def build_parser() -> ArgParser:

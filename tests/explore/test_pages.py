@@ -228,3 +228,51 @@ def test_two_explorers_in_one_notebook_page_do_not_clash(browser, gpt_run, tmp_p
     assert gpt.locator("#weights li").count() > 0
     assert re.search("about:srcdoc", " ".join(w.requests)) or set(w.requests) == {w.url}
     assert w.errors == [] and w.dialogs == []
+
+
+@pytest.fixture
+def served(gpt_run):
+    import threading
+
+    from attnlab.explore.serve import make_server
+
+    server = make_server(gpt_run, port=0, texts=["ROMEO:"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_serve_listens_on_loopback_only_and_computes_typed_text(browser, gpt_run, served):
+    import json
+    import urllib.error
+    import urllib.request
+
+    host, port = served.server_address[:2]
+    assert host == "127.0.0.1"
+    base = f"http://{host}:{port}/"
+    page_ = browser.new_page()
+    errors, requests = [], []
+    page_.on("pageerror", lambda e: errors.append(str(e)))
+    page_.on("request", lambda r: requests.append(r.url))
+    page_.goto(base)
+    page_.fill("#live-text", "JULIET: O")
+    page_.click("#live-go")
+    page_.wait_for_selector('.tok.q[data-i="8"]')
+    page_.hover('.tok.q[data-i="8"]')
+    shown = page_.locator('#weights li[data-head="1"]').evaluate_all(
+        "l => l.map(e => +e.dataset.w)"
+    )
+    assert shown == pytest.approx(_model_weights(gpt_run, "JULIET: O")[0, 1, 8], abs=1e-4)
+    page_.fill("#live-text", "snow ☃")
+    page_.click("#live-go")
+    page_.wait_for_function("document.getElementById('live-error').textContent.length > 0")
+    assert "☃" in page_.locator("#live-error").text_content()
+    assert errors == [] and all(u.startswith(base) for u in requests)
+    for query, status in (("text=" + "x" * 5000, 400), ("text=" + "x" * 65, 400)):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"{base}attention?{query}")
+        assert e.value.code == status and "error" in json.loads(e.value.read())
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(f"{base}elsewhere")
+    assert e.value.code == 404

@@ -71,6 +71,8 @@ WORDS = {
         "“光”的查询：拖动它，或选中后用方向键移动",
     ),
     "scores": Text("scores", "点数", "分数"),
+    "type_text": Text("type a text", "テキストを入力", "输入一段文本"),
+    "show": Text("show its attention", "注意を見る", "查看注意力"),
     "row_of": Text("the row of 光", "「光」の行", "“光”这一行"),
     "all_rows": Text(
         "every character (the others' queries are their keys)",

@@ -143,6 +143,31 @@
       bar.append(b);
     }
     exportButtons();
+    if (DATA.live) liveBox();
+  }
+
+  // ---- attnlab serve: type a text, the server computes its attention ----------------------
+  function liveBox() {
+    const form = el("form", { id: "live" });
+    const input = el("input", { id: "live-text", type: "text", maxlength: 2000, size: 30,
+      "aria-label": W.type_text, placeholder: W.type_text });
+    const go = el("button", { id: "live-go", type: "submit" }, W.show);
+    const err = el("output", { id: "live-error", role: "alert" });
+    form.append(input, go, err);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      err.textContent = "";
+      const r = await fetch("attention?text=" + encodeURIComponent(input.value));
+      const body = await r.json();
+      if (!r.ok) { err.textContent = body.error; return; }
+      const v = unpackView(body.views[0]);
+      v.name = String(texts.length + 1);
+      texts.push(v);
+      state.view = v; state.sel = null; state.decode = null; state.big = null;
+      controls(); draw();
+      document.getElementById("live-text").value = input.value;
+    });
+    bar.append(form);
   }
 
   function heads() {

@@ -1,0 +1,83 @@
+"""``attnlab serve``: the explorer page, live, on 127.0.0.1 only: type a text, see its attention.
+
+Two routes: ``/`` the page (the same one ``attnlab explore`` writes, with a text box), and
+``/attention?text=...`` the views for one text as JSON, or ``{"error": ...}`` with status 400
+for a text the model cannot read (too long, characters outside its vocabulary). The server
+binds the loopback address and nothing else; the page may fetch from its own origin only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+from ..errors import UserError
+from . import data, page
+
+HOST = "127.0.0.1"  # never another interface
+MAX_QUERY = 4096  # bytes of a request line's query: longer is refused before any work
+LIVE_CSP = page.CSP + "; connect-src 'self'"
+
+
+def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> ThreadingHTTPServer:
+    """A server for ``run_dir`` on 127.0.0.1:``port`` (0: any free port), not yet serving."""
+    run = data.Run(run_dir)
+    first = run.views(list(texts) or [_sample(run)]) + run.snapshots()
+    body = page.render(
+        {"mode": "model", "kind": run.kind, "live": True, "views": [v.to_json() for v in first]},
+        lang,
+        f"attnlab serve: {run_dir}",
+        csp=LIVE_CSP,
+    ).encode()
+    lock = threading.Lock()  # one forward pass at a time
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urlparse(self.path)
+            if url.path == "/":
+                return self._send(HTTPStatus.OK, "text/html; charset=utf-8", body)
+            if url.path != "/attention":
+                return self._json(HTTPStatus.NOT_FOUND, {"error": f"no page {url.path}"})
+            if len(url.query) > MAX_QUERY:
+                return self._json(HTTPStatus.BAD_REQUEST, {"error": "text too long"})
+            text = parse_qs(url.query).get("text", [""])[0]
+            try:
+                with lock:
+                    views = run.views([text])
+            except UserError as e:
+                return self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+            self._json(HTTPStatus.OK, {"views": [v.to_json() for v in views]})
+
+        def _json(self, status, obj) -> None:
+            self._send(status, "application/json", json.dumps(obj, ensure_ascii=False).encode())
+
+        def _send(self, status, kind: str, payload: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args) -> None:  # quiet: the terminal shows the address only
+            return
+
+    return ThreadingHTTPServer((HOST, port), Handler)
+
+
+def _sample(run: data.Run) -> str:
+    """A first text to show: the training probe's start, or the probe date."""
+    if run.kind == "seq2seq":
+        from ..train.seq2seq import PROBE
+
+        return PROBE
+    snaps = data.snapshots(run.dir)
+    if snaps:
+        return run.tok.decode(snaps[-1][1]["ids"][:32].tolist())
+    return run.tok.chars[: min(16, run.max_len)]
+
+
+__all__ = ["HOST", "make_server"]
