@@ -3,7 +3,8 @@
 Builds the wheel, installs it into a folder apart from the source, and runs from there (a cwd
 outside the repository, that folder first on the path): a lesson with CJK plots (the packaged
 font is package data), a lesson exported and its script run (the lesson sources are package
-data) and a sandboxed grading (the child harness travels as text).
+data), an explorer page (its template, script and style are package data) and a sandboxed
+grading (the child harness travels as text).
 """
 
 from __future__ import annotations
@@ -104,3 +105,11 @@ def test_lesson_export_from_the_wheel(installed, tmp_path):
     ran = _run(installed, tmp_path / "l1", "lesson1.py")
     assert ran.returncode == 0, ran.stderr
     assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in ran.stdout
+
+
+def test_explorer_page_from_the_wheel(installed, tmp_path):
+    out = _run(installed, tmp_path, "-m", "attnlab", "explore", "--playground", "-o", "pg.html")
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "pg.html").read_text(encoding="utf-8")
+    assert "function playground()" in text and '"mode":"playground"' in text  # assets inside
+    assert "床前明月光" in text and "{js}" not in text and "{data}" not in text

@@ -34,7 +34,8 @@ def _train(out, corpus, *extra) -> int:
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    files = sorted(p for p in folder.rglob("*") if p.is_file())  # attention/ snapshots too
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
 def _log(run: Path) -> list[dict]:

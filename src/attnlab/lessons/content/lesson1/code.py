@@ -21,7 +21,7 @@ W = W / W.sum(axis=1, keepdims=True)  # each row: 1 / (number of visible positio
 out = W @ x  # (T, 4): every position's average in one product
 print("W =")
 print(matrix(W))
-print("out[2] == mean of x[0:3]:", np.allclose(out[2], x[:3].mean(axis=0)))
+print("np.allclose(out[2], x[:3].mean(axis=0)) =", np.allclose(out[2], x[:3].mean(axis=0)))
 plot("lesson1_1_average", heat(W, CHARS, CHARS))
 
 # %% step query_key
@@ -44,7 +44,7 @@ mask = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
 s = np.where(mask, s, -np.inf)  # the future gets -inf, and exp(-inf) = 0
 a = ref.softmax(s)  # (T, T)
 print(matrix(a))
-print("row sums:", a.sum(axis=1).round(6).tolist())
+print("a.sum(axis=1) =", a.sum(axis=1).round(6).tolist())
 plot("lesson1_3_causal", heat(a, CHARS, CHARS))
 
 # %% step sqrt_d
@@ -58,7 +58,7 @@ for d in (16, 64, 256, 1024):
     raw_max.append(raw)
     scaled_max.append(scaled)
     rows.append((d, f"{s.std():.2f}", f"{np.sqrt(d):.2f}", f"{raw:.2f}", f"{scaled:.2f}"))
-print(table(["d", "std(q·k)", "√d", "max weight", "max weight, /√d"], rows))
+print(table(["d", "s.std()", "√d", "raw", "scaled"], rows))
 plot("lesson1_4_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
 
 # %% step full_head
@@ -78,7 +78,7 @@ out = A @ V  # 6. weighted sum of the values: (T, d_head)
 theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=True)
 diff = np.abs(out - theirs.numpy()).max()
 print("X", X.shape, "-> Q, K, V", Q.shape, "-> out", out.shape)
-print(f"max |ours - torch| (float32): {diff:.1e}")
+print(f"diff = max|out - theirs| = {diff:.1e}  (float32)")
 plot("lesson1_5_head", heat(A, CHARS, CHARS))
 
 # %% step cost
@@ -111,7 +111,7 @@ A_all = ref.softmax(S_all)
 out_all = A_all @ V
 theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=False)
 print(matrix(A_all))
-print(f"max |ours - torch(is_causal=False)|: {np.abs(out_all - theirs.numpy()).max():.1e}")
+print(f"max|out_all - theirs| = {np.abs(out_all - theirs.numpy()).max():.1e}")
 
 # %% solution no_mask
 S_all = Q @ K.T / np.sqrt(d_head)  # no mask: every query sees every key
@@ -119,7 +119,7 @@ A_all = ref.softmax(S_all)
 out_all = A_all @ V
 theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=False)
 print(matrix(A_all))
-print(f"max |ours - torch(is_causal=False)|: {np.abs(out_all - theirs.numpy()).max():.1e}")
+print(f"max|out_all - theirs| = {np.abs(out_all - theirs.numpy()).max():.1e}")
 future = int((np.triu(A_all, 1) > 0).sum())
 last_row_same = bool(np.allclose(out_all[-1], out[-1], atol=1e-6))
 
@@ -155,8 +155,8 @@ for n in (1000, 2000, 4000):
         runs.append(time.perf_counter() - start)
     times[n] = float(np.median(runs))
 ratio = times[4000] / times[2000]
-print(table(["T", "ms (median of 3)"], [(n, f"{t * 1e3:.1f}") for n, t in times.items()]))
-print(f"4000 vs 2000: x{ratio:.1f}")
+print(table(["T", "ms"], [(n, f"{t * 1e3:.1f}") for n, t in times.items()]))
+print(f"ratio = {ratio:.1f}")
 
 
 # %% exercise head grade=scaled_dot_product_attention

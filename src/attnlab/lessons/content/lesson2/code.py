@@ -44,10 +44,10 @@ right = e / e.sum(axis=1, keepdims=True)  # (3, 3) / (3, 1): each row by its own
 wrong = e / e.sum(axis=1)  # (3, 3) / (3,): column j divided by row j's sum
 print("keepdims=True  ->")
 print(matrix(right, 3))
-print("  row sums:", right.sum(axis=1).round(3).tolist())
+print("right.sum(axis=1) =", right.sum(axis=1).round(3).tolist())
 print("keepdims=False ->")
 print(matrix(wrong, 3))
-print("  row sums:", wrong.sum(axis=1).round(3).tolist())
+print("wrong.sum(axis=1) =", wrong.sum(axis=1).round(3).tolist())
 
 # %% step weights_tables
 e_all = np.exp(scores - scores.max(axis=1, keepdims=True))
@@ -62,7 +62,7 @@ rows = [
     ]
     for i in range(3)
 ]
-print(table(["", "no mask", "mask"], rows))
+print(table(["", "unmasked", "weights"], rows))
 print("out = weights @ V =")
 print(matrix(out, 3))
 plot("lesson2_5_unmasked", heat(unmasked, WORDS, WORDS))
@@ -83,13 +83,15 @@ for trial in (1, 2, 3):
         diff = np.abs(ours - theirs.numpy()).max()
         worst = max(worst, diff)
         rows.append((trial, f"T={T}, d={d}", causal, f"{diff:.1e}"))
-print(table(["trial", "shape", "is_causal", "max |ours - torch|"], rows))
+print(table(["trial", "T, d", "is_causal", "diff"], rows))
 
 # %% step comparison
 T = 1000
-print("sequential steps to read T tokens:       RNN", T, "| attention", 1)
-print("steps between token 1 and token T:       RNN", T - 1, "| attention", 1)
-print("scores computed per layer (one head):    RNN", 0, "| attention", T * T)
+rnn_path, attention_path = T - 1, 1  # steps between token 1 and token T
+rnn_sequential, attention_sequential = T, 1  # steps that must run one after another
+print("rnn_path =", rnn_path, "  attention_path =", attention_path)
+print("rnn_sequential =", rnn_sequential, "  attention_sequential =", attention_sequential)
+print("attention scores per head =", T * T)
 
 
 # %% exercise self_attention grade=self_attention
@@ -125,7 +127,7 @@ def self_attention(X, W_Q, W_K, W_V, mask=False):
 q3 = Q[2]  # the query of word 3
 w3 = np.exp(q3 @ K.T / np.sqrt(d_k))
 w3 = w3 / w3.sum()
-print("word 3 with all words:", w3.round(3))
+print("w3 =", w3.round(3))
 w3 = w3  # TODO: word 3 may not see word 1 either: mask it and renormalise
 
 # %% solution row3
@@ -134,7 +136,7 @@ s3 = q3 @ K.T / np.sqrt(d_k)
 s3 = np.where([False, True, True], s3, -np.inf)  # word 1 hidden
 w3 = np.exp(s3 - s3.max())
 w3 = w3 / w3.sum()
-print("word 3 without word 1:", w3.round(3))
+print("w3 =", w3.round(3))
 
 # %% mistake row3 zero_after
 q3 = Q[2]

@@ -32,7 +32,7 @@ with torch.no_grad():
 diff = np.abs(out - theirs.numpy()).max()
 print(f"d_model = {d_model}, h = {h} -> d_k = {d_k}")
 print("Q", Q.shape, "-> heads", heads.shape, "-> out", out.shape, "weights", w.shape)
-print(f"max |ours - torch.nn.MultiheadAttention| = {diff:.1e}")
+print(f"diff = max|out - theirs| = {diff:.1e}")
 plot("lesson3_1_heads", heat(w[0, 0], title="head 0"))
 
 # %% step choosing_h
@@ -57,9 +57,9 @@ y, y_p = x + pe, x[perm] + pe  # the positions stay, the words move
 out2, _ = ref.multi_head_attention(y, y, y, *Ws, h)
 out2_p, _ = ref.multi_head_attention(y_p, y_p, y_p, *Ws, h)
 with_pe = np.abs(out2_p - out2[perm]).max()
-print("order:", perm.tolist())
-print(f"max |attn(shuffled x) - shuffled attn(x)|           = {plain:.1e}")
-print(f"the same with positional encodings added           = {with_pe:.2f}")
+print("perm =", perm.tolist())
+print(f"plain   = max|out_p - out[perm]|   = {plain:.1e}")
+print(f"with_pe = max|out2_p - out2[perm]| = {with_pe:.2f}")
 
 # %% step sinusoidal
 T, d = 50, 64
@@ -88,15 +88,15 @@ M, *_ = np.linalg.lstsq(pe[:100], pe[k : 100 + k], rcond=None)  # fitted on posi
 residual = np.abs(pe[:100] @ M - pe[k : 100 + k]).max()
 exact = np.abs(pe[:100] @ rotation(k, d) - pe[k : 100 + k]).max()
 dots = [round(float(pe[p] @ pe[p + k]), 6) for p in (0, 10, 50)]
-print(f"max |PE[pos] M - PE[pos + {k}]|, M fitted     = {residual:.1e}")
-print(f"max |PE[pos] R - PE[pos + {k}]|, R rotation   = {exact:.1e}")
-print(f"PE[p] · PE[p + {k}] for p = 0, 10, 50: {dots}")
+print(f"residual = max|PE[pos] M - PE[pos + {k}]| = {residual:.1e}")
+print(f"exact    = max|PE[pos] R - PE[pos + {k}]| = {exact:.1e}")
+print(f"dots = [PE[p] · PE[p + {k}] for p in (0, 10, 50)] = {dots}")
 
 # %% step beyond
 pe = ref.sinusoidal_positional_encoding(1100, d)
 far = np.abs(pe[1000:1090] @ rotation(k, d) - pe[1000 + k : 1090 + k]).max()
-print(f"max |PE[1000..1089] R - PE[1003..1092]| = {far:.1e}")
-print(f"min, max of PE[1000] = {pe[1000].min():.3f}, {pe[1000].max():.3f}")
+print(f"far = max|PE[1000:1090] R - PE[1003:1093]| = {far:.1e}")
+print(f"PE[1000].min(), PE[1000].max() = {pe[1000].min():.3f}, {pe[1000].max():.3f}")
 
 
 # %% exercise heads grade=multi_head_attention

@@ -26,8 +26,8 @@ def cosine(a, b):
 
 
 sims = [round(float(cosine(contexts[i], contexts[j])), 3) for i, j in ((0, 1), (0, 2), (1, 2))]
-print("fixed context, steps 1, 2, 3: the same vector", fixed.round(3))
-print("attention contexts, cosine of steps (1,2), (1,3), (2,3):", sims)
+print("fixed =", fixed.round(3))
+print("sims =", sims)
 
 # %% step score_functions
 rng = np.random.default_rng([SEED, 2])
@@ -66,9 +66,9 @@ a_luong = ref.softmax(enc @ (W.T @ h_t))  # general
 W_c = rng.standard_normal((2 * d, d))
 c = a_luong @ enc  # (d,): Luong's context
 h_tilde = np.tanh(np.concatenate([c, h_t]) @ W_c)  # the attentional state
-print("Bahdanau, query s_(t-1), additive:", a_bahdanau.round(2))
-print("Luong,    query h_t,     general: ", a_luong.round(2))
-print("Luong: tanh(W_c [c; h_t]) =", h_tilde.round(3))
+print("a_bahdanau =", a_bahdanau.round(2))
+print("a_luong    =", a_luong.round(2))
+print("h_tilde    =", h_tilde.round(3))
 
 # %% step types
 rng = np.random.default_rng([SEED, 4])
@@ -77,9 +77,9 @@ tgt = rng.standard_normal((3, 8))  # (T, d): the decoder's states so far
 _, w_self = ref.scaled_dot_product_attention(src, src, src, return_weights=True)
 _, w_cross = ref.scaled_dot_product_attention(tgt, src, src, return_weights=True)
 _, w_causal = ref.scaled_dot_product_attention(tgt, tgt, tgt, is_causal=True, return_weights=True)
-print("self   (Q, K, V from the source):          weights", w_self.shape)
-print("cross  (Q from target, K and V from source): weights", w_cross.shape)
-print("causal (Q, K, V from the target, masked):  weights", w_causal.shape)
+print("w_self  ", w_self.shape)
+print("w_cross ", w_cross.shape)
+print("w_causal", w_causal.shape)
 print(matrix(w_causal))
 
 # %% step cat_sat

@@ -33,11 +33,9 @@ q, k, v = rng.standard_normal((3, 1, 512, 16))  # (H, T, d) each
 full = ref.scaled_dot_product_attention(q, k, v, is_causal=True)  # builds the 512 x 512 table
 tiled = ref.tiled_attention(q, k, v, is_causal=True, block_size=64)  # 64 x 64 tiles at most
 diff = np.abs(tiled - full).max()
-print(f"T = 512 in blocks of 64: {512 // 64} x {512 // 64} tiles, those above the diagonal skipped")
-print(
-    f"largest tile {64 * 64 * 8 // 1024} KiB instead of the {512 * 512 * 8 // 1024} KiB table (float64)"
-)
-print(f"max |tiled - whole-table attention| = {diff:.1e}")
+print("T, block_size, tiles =", 512, 64, (512 // 64) ** 2)
+print("KiB of one tile, of the table (float64) =", 64 * 64 * 8 // 1024, 512 * 512 * 8 // 1024)
+print(f"diff = max|tiled - full| = {diff:.1e}")
 
 # %% step merge_halves
 rng = np.random.default_rng([SEED, 3])
@@ -49,8 +47,8 @@ lse = np.logaddexp(lse1, lse2)  # (H, T): the log-sum-exp of all eight keys
 merged = out1 * np.exp(lse1 - lse)[..., None] + out2 * np.exp(lse2 - lse)[..., None]
 first = np.exp(lse1[0, 0] - lse[0, 0])  # how much of query 0's weight lies in keys 0-3
 print(f"query 0: lse1 = {lse1[0, 0]:.4f}, lse2 = {lse2[0, 0]:.4f}, lse = {lse[0, 0]:.4f}")
-print(f"the first half weighs {first:.3f}, the second {1 - first:.3f}")
-print(f"max |merged - whole attention| = {np.abs(merged - full).max():.1e}")
+print(f"first = {first:.3f}, 1 - first = {1 - first:.3f}")
+print(f"max|merged - full| = {np.abs(merged - full).max():.1e}")
 
 # %% step kv_cache
 import torch
@@ -65,7 +63,7 @@ for name, heads, kv_heads in (("multi-head", 8, 8), ("grouped-query", 8, 2), ("m
         c.append(torch.zeros(1, kv_heads, n, d_k), torch.zeros(1, kv_heads, n, d_k))
     nbytes[name] = sum(t.nbytes for c in caches for t in (c.k, c.v))  # the tensors, measured
     rows.append((name, heads, kv_heads, f"{nbytes[name] / 2**20:.0f} MiB"))
-print(table(["attention", "query heads", "key/value heads", "cache"], rows))
+print(table(["", "heads", "kv_heads", "nbytes"], rows))
 
 # %% step ring
 N, T = 4, 16
@@ -92,8 +90,8 @@ for r in range(N):  # every rank, simulated here one after another
 ring_diff = np.abs(np.concatenate(outs, axis=1) - full).max()
 work = [sum(src <= r for src in range(N)) for r in range(N)]
 print(table(["rank", *(f"step {s}" for s in range(N))], [[r, *held[r]] for r in range(N)]))
-print(f"max |ring - whole attention| = {ring_diff:.1e}")
-print("blocks each rank computes:", work)
+print(f"ring_diff = max|ring - full| = {ring_diff:.1e}")
+print("work =", work)
 
 # %% exercise tiles answer=times compare=structure
 import time
@@ -105,7 +103,7 @@ for n in (512,):  # TODO: also 1024 and 2048, and time ref.tiled_attention besid
     start = time.perf_counter()
     ref.scaled_dot_product_attention(q, k, v, is_causal=True)
     times[n] = (time.perf_counter() - start,)
-print(table(["T", "whole table, s"], [(n, f"{t[0]:.3f}") for n, t in times.items()]))
+print(table(["T", "full, s"], [(n, f"{t[0]:.3f}") for n, t in times.items()]))
 
 # %% solution tiles
 import time
@@ -121,7 +119,7 @@ for n in (512, 1024, 2048):
     times[n] = (middle - start, time.perf_counter() - middle)
 print(
     table(
-        ["T", "whole table, s", "tiles, s"],
+        ["T", "full, s", "tiled, s"],
         [(n, f"{a:.3f}", f"{b:.3f}") for n, (a, b) in times.items()],
     )
 )
@@ -135,7 +133,7 @@ out_c, lse_c = ref.tiled_attention(q, k[:, 8:12], v[:, 8:12], return_lse=True)  
 lse3 = np.logaddexp(lse_a, lse_b)  # TODO: the log-sum-exp of all three parts
 merged3 = out_a * np.exp(lse_a - lse3)[..., None] + out_b * np.exp(lse_b - lse3)[..., None]  # TODO
 whole = ref.scaled_dot_product_attention(q, k, v)
-print(f"max |merged - whole| = {np.abs(merged3 - whole).max():.1e}")
+print(f"max|merged3 - whole| = {np.abs(merged3 - whole).max():.1e}")
 
 # %% solution three
 rng = np.random.default_rng([SEED, 102])
@@ -146,7 +144,7 @@ parts = [
 lse3 = np.logaddexp.reduce([lse for _, lse in parts])  # (H, T)
 merged3 = sum(out * np.exp(lse - lse3)[..., None] for out, lse in parts)
 whole = ref.scaled_dot_product_attention(q, k, v)
-print(f"max |merged - whole| = {np.abs(merged3 - whole).max():.1e}")
+print(f"max|merged3 - whole| = {np.abs(merged3 - whole).max():.1e}")
 
 # %% mistake three average
 rng = np.random.default_rng([SEED, 102])
