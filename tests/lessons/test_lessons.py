@@ -272,3 +272,22 @@ def test_notebook_cells_follow_the_lesson():
     assert any("check_answer(1, " in c for c in code) and any("print(check(" in c for c in code)
     assert sum("quiz(1, " in c for c in code) == len(source.prose(1, "ja").quiz)
     assert any("<details>" in c.text for c in cells if c.kind == "markdown")
+
+
+def test_code_is_highlighted_on_a_terminal_and_plain_when_piped(monkeypatch):
+    from attnlab.lessons.render import code_block, highlight, wants_colour
+
+    code = 'for d in (16, 64):  # widths\n    print("d =", d)'
+    coloured = highlight(code)
+    assert "\x1b[1;34mfor\x1b[0m" in coloured and "\x1b[36m16\x1b[0m" in coloured
+    assert '\x1b[32m"d ="\x1b[0m' in coloured and "\x1b[2;37m# widths\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == code  # colours only, the text unchanged
+    assert code_lines(code_block(code, colour=False)) == code.splitlines()
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert wants_colour(Tty()) and not wants_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not wants_colour(Tty())
