@@ -100,6 +100,7 @@ def _fields(text: str) -> list[str]:
 
 @pytest.mark.parametrize("number", LESSONS)
 def test_the_language_files_agree_and_every_placeholder_is_computed(number):
+    assert source.languages(number) == sorted(LANGS)  # a .md file per language, no other
     en = source.prose(number, "en")
     ids = {c.id for c in source.cells(number) if c.kind in ("step", "exercise")}
     assert set(en.titles) == ids  # every step and exercise has words, and nothing else does

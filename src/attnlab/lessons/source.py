@@ -42,7 +42,6 @@ from functools import cache
 from importlib import resources
 
 CELL = re.compile(r"^# %% (setup|step|exercise|solution|mistake)(?: (\S+))?(.*)$")
-KINDS_WITH_ID = ("step", "exercise", "solution", "mistake")
 
 
 @dataclass(frozen=True)
