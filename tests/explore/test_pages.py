@@ -276,3 +276,24 @@ def test_serve_listens_on_loopback_only_and_computes_typed_text(browser, gpt_run
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(f"{base}elsewhere")
     assert e.value.code == 404
+
+
+def test_a_long_text_on_a_6x6_model_stays_usable(browser, tmp_path):
+    from attnlab.explore import data
+
+    rng = np.random.default_rng(0)
+    w = np.tril(rng.random((6, 6, 256, 256)) ** 8)
+    w /= w.sum(-1, keepdims=True)
+    tokens = list("床前明月光疑是地上霜" * 26)[:256]
+    view = data.View("1", tokens, tokens, w, True, top=[[("光", 0.5)]] * 256)
+    path = tmp_path / "long.html"
+    path.write_text(page.model_page(data.Page("gpt", "run", [view]), "en"), encoding="utf-8")
+    p = Watched(browser, path)
+    assert p.page.locator("#lines line").count() == 3000  # the strongest lines only
+    assert p.page.locator("#lines-note").count() == 1
+    p.page.hover('.tok.q[data-i="200"]')
+    for h in (0, 5):
+        assert p.weights(h) == pytest.approx(w[0, h, 200, :201], abs=1e-4)
+    p.page.click("#tab-matrix")
+    assert p.page.locator(".thumb").count() == 36
+    p.clean()

@@ -71,6 +71,11 @@ WORDS = {
         "“光”的查询：拖动它，或选中后用方向键移动",
     ),
     "scores": Text("scores", "点数", "分数"),
+    "strongest": Text(
+        "the strongest {n} lines; pick a token for all of its weights",
+        "強い順に {n} 本だけ表示。トークンを選ぶとその重みをすべて表示",
+        "只显示最强的 {n} 条线；选中一个词元可看它的全部权重",
+    ),
     "type_text": Text("type a text", "テキストを入力", "输入一段文本"),
     "show": Text("show its attention", "注意を見る", "查看注意力"),
     "row_of": Text("the row of 光", "「光」の行", "“光”这一行"),

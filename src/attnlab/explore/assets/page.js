@@ -5,6 +5,7 @@
   const DATA = JSON.parse(document.getElementById("attnlab-data").textContent);
   const W = DATA.words;
   const SVGNS = "http://www.w3.org/2000/svg";
+  const MAX_LINES = 3000;  // lines in the head view at once: more make a long text sluggish
   const COLORS = ["#2f6fb5", "#d1495b", "#3c9d5d", "#e08e0b", "#7a4fb5", "#00798c", "#b5651d", "#c2185b",
     "#5d737e", "#8a9a1b", "#6d4c41", "#1e88e5"];
 
@@ -188,19 +189,20 @@
       sv("text", { x: 410, y: 14, class: "label" }, W.keys));
     const lines = sv("g", { id: "lines" });
     svg.append(lines);
-    const rows = visibleRows();
+    const rows = visibleRows(), drawn = [];
     for (const h of heads()) {
       const m = v.W[state.layer][h];
       for (let t = 0; t < rows; t++) {
         if (state.sel !== null && t !== state.sel) continue;
-        for (let s = 0; s < S; s++) {
-          const a = m[t][s];
-          if (a < 0.01) continue;
-          lines.append(sv("line", { x1: 160, y1: top + rowH * t + 10, x2: 400, y2: top + rowH * s + 10,
-            stroke: COLORS[h % COLORS.length], "stroke-width": 1 + 3 * a,
-            "stroke-opacity": Math.min(1, a * (state.sel === null ? 1 : 1.5)) }));
-        }
+        for (let s = 0; s < S; s++) if (m[t][s] >= 0.01) drawn.push([m[t][s], h, t, s]);
       }
+    }
+    state.capped = drawn.length > MAX_LINES;
+    if (state.capped) drawn.sort((p, q) => q[0] - p[0]).length = MAX_LINES;  // long text: stay quick
+    for (const [a, h, t, s] of drawn) {
+      lines.append(sv("line", { x1: 160, y1: top + rowH * t + 10, x2: 400, y2: top + rowH * s + 10,
+        stroke: COLORS[h % COLORS.length], "stroke-width": 1 + 3 * a,
+        "stroke-opacity": Math.min(1, a * (state.sel === null ? 1 : 1.5)) }));
     }
     v.queries.forEach((q, t) => {
       const cls = "tok q" + (t === state.sel ? " sel" : "") + (t >= rows ? " dim" : "");
@@ -298,6 +300,9 @@
   function sidePanel() {
     const v = state.view;
     const parts = [el("h2", {}, W.weights)];
+    if (state.capped && state.tab === "head") {
+      parts.unshift(el("p", { class: "note", id: "lines-note" }, W.strongest.replace("{n}", MAX_LINES)));
+    }
     if (v.note) parts.unshift(el("p", { class: "note", id: "note" }, W.output + ": " + v.note));
     if (state.sel === null) {
       parts.push(el("p", { class: "note" }, W.hover));
