@@ -36,6 +36,7 @@ def _ddp_worker(rank: int, port: int, out: str) -> None:
     model(x[half], y[half])[1].backward()
     if rank == 0:
         torch.save({n: p.grad for n, p in model.module.named_parameters()}, out)
+    dist.barrier()  # neither rank tears gloo down while the other may still use it
     dist.destroy_process_group()
 
 
@@ -113,6 +114,7 @@ def _seq2seq_worker(rank: int, port: int, out: str) -> None:
     DateTask.loss(model, batch).backward()  # the trainer's call, on a DDP-wrapped model
     if rank == 0:
         torch.save({n: p.grad for n, p in model.module.named_parameters()}, out)
+    dist.barrier()  # neither rank tears gloo down while the other may still use it
     dist.destroy_process_group()
 
 
