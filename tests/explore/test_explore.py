@@ -91,7 +91,6 @@ def test_bad_input_is_one_line(gpt_run, tmp_path, capsys):
         (["explore", str(gpt_run), "--text", ""], "1..64"),
         (["explore", str(gpt_run), "--text", "☃"], "vocabulary"),
         (["explore", str(tmp_path), "--text", "a"], "not a run directory"),
-        (["explore", str(gpt_run)], "--text"),
         (["explore"], "RUN_DIR, or --playground"),
         (["explore", str(gpt_run), "--playground"], "not both"),
         (["explore", "--playground", "-o", str(tmp_path)], "a folder"),
@@ -108,6 +107,10 @@ def test_cli_writes_one_file(gpt_run, tmp_path, capsys):
     d = _data(out.read_text(encoding="utf-8"))
     assert d["lang"] == "zh" and d["words"]["head_view"] == "头视图" and len(d["views"]) == 4
     assert main(["explore", "--playground", "-o", str(tmp_path / "pg.html")]) == 0
+    assert main(["explore", str(gpt_run), "-o", str(out)]) == 0  # no --text: the probe's start
+    d = _data(out.read_text(encoding="utf-8"))
+    first = d["views"][0]
+    assert first["step"] is None and first["queries"] == d["views"][-1]["queries"][:32]
 
 
 def test_in_a_notebook_the_page_is_an_isolated_iframe(gpt_run):

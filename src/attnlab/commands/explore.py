@@ -24,7 +24,12 @@ def add_parser(sub) -> None:
         "attnlab explore --playground --lang zh -o playground.html",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a GPT or seq2seq run directory")
-    p.add_argument("--text", action="append", default=[], help="a text to explore (repeatable)")
+    p.add_argument(
+        "--text",
+        action="append",
+        default=[],
+        help="a text to explore (repeatable; default: the start of the run's probe text)",
+    )
     p.add_argument("--playground", action="store_true", help="lesson 1's 床前明月光, live")
     p.add_argument("-o", "--out", metavar="FILE.html", help="default RUN_DIR/explore.html")
     add_lang(p, "page")

@@ -126,6 +126,17 @@ class Run:
         if self.kind == "gpt":
             self.tok.encode(text)  # unknown characters: a UserError that names them
 
+    def default_text(self) -> str:
+        """A text to show when none is given: the training probe's start, or the probe date."""
+        if self.kind == "seq2seq":
+            from ..train.seq2seq import PROBE
+
+            return PROBE
+        snaps = snapshots(self.dir)
+        if snaps:
+            return self.tok.decode(snaps[-1][1]["ids"][:32].tolist())
+        return self.tok.chars[: min(16, self.max_len)]
+
     def views(self, texts: list[str]) -> list[View]:
         for text in texts:
             self.check(text)
@@ -191,10 +202,10 @@ class Page:
 
 
 def for_run(run_dir: str | Path, texts: list[str]) -> Page:
-    """The page data for a GPT or seq2seq run: each text, then the training snapshots."""
-    if not texts:
-        raise UserError("give at least one --text")
+    """The page data for a GPT or seq2seq run: each text (none: ``Run.default_text``), then the
+    training snapshots."""
     run = Run(run_dir)
+    texts = texts or [run.default_text()]
     return Page(run.kind, str(run_dir), run.views(texts) + run.snapshots())
 
 

@@ -25,7 +25,7 @@ LIVE_CSP = page.CSP + "; connect-src 'self'"
 def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> ThreadingHTTPServer:
     """A server for ``run_dir`` on 127.0.0.1:``port`` (0: any free port), not yet serving."""
     run = data.Run(run_dir)
-    first = run.views(list(texts) or [_sample(run)]) + run.snapshots()
+    first = run.views(list(texts) or [run.default_text()]) + run.snapshots()
     body = page.render(
         {"mode": "model", "kind": run.kind, "live": True, "views": [v.to_json() for v in first]},
         lang,
@@ -66,18 +66,6 @@ def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> Thread
             return
 
     return ThreadingHTTPServer((HOST, port), Handler)
-
-
-def _sample(run: data.Run) -> str:
-    """A first text to show: the training probe's start, or the probe date."""
-    if run.kind == "seq2seq":
-        from ..train.seq2seq import PROBE
-
-        return PROBE
-    snaps = data.snapshots(run.dir)
-    if snaps:
-        return run.tok.decode(snaps[-1][1]["ids"][:32].tolist())
-    return run.tok.chars[: min(16, run.max_len)]
 
 
 __all__ = ["HOST", "make_server"]
