@@ -119,7 +119,7 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
             s.run_cell(cell, quiet=True)
             assert source.placeholders(en.texts.get(cell.id, "")) <= s.ns.keys(), cell.id
     for cell in runner.exercises(number):
-        worked = runner.Session(number, ns=dict(s.ns))
+        worked = s.fork()
         worked.run_cell(runner.part(number, "solution", cell.id)[0], quiet=True)
         assert source.placeholders(en.texts.get(f"{cell.id}/solution", "")) <= worked.ns.keys()
         for m in runner.part(number, "mistake", cell.id):

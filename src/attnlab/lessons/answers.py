@@ -103,10 +103,11 @@ def _known(number: int, ident: str, seed: int) -> tuple:
     """(the worked answer, the starting code's answer, {mistake id: its answer})."""
     cell = _exercise(number, ident)
     answer = cell.options["answer"]
+    steps = runner.Session(number, seed)
+    steps.steps()  # once; each version of the exercise then runs in a copy of that state
 
     def value_of(code_cell: source.Cell):
-        session = runner.Session(number, seed)
-        session.steps()
+        session = steps.fork()
         session.run_cell(code_cell, quiet=True)
         return session.ns[answer]
 

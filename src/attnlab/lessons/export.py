@@ -79,7 +79,7 @@ def _exercises(number: int, s: runner.Session, lang: str) -> list[Cell]:
     cells = [Cell("markdown", f"## {WORDS['exercises'](lang)}")] if exercises else []
     for k, cell in enumerate(exercises, 1):
         solution = runner.part(number, "solution", cell.id)[0]
-        worked = runner.Session(number, s.seed, lang, ns=dict(s.ns))
+        worked = s.fork()
         worked.run_cell(solution, quiet=True)
         after = source.fill(words.texts.get(f"{cell.id}/solution", ""), worked.ns)
         cells += [

@@ -55,6 +55,11 @@ class Session:
         }
         return buf.getvalue(), changed
 
+    def fork(self) -> Session:
+        """A session that goes on from this one's state without changing it (a shallow copy
+        of the namespace: a cell that rebinds names leaves the original alone)."""
+        return Session(self.number, self.seed, self.lang, ns=dict(self.ns))
+
     def run_cell(self, cell: source.Cell, quiet: bool = False) -> tuple[str, dict]:
         return self.run(code_of(cell, self.seed, self.lang), cell.id or cell.kind, quiet)
 
