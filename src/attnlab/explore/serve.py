@@ -29,9 +29,13 @@ LIVE_CSP = page.CSP + "; connect-src 'self'"
 def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> ThreadingHTTPServer:
     """A server for ``run_dir`` on 127.0.0.1:``port`` (0: any free port), not yet serving."""
     run = data.Run(run_dir)
+
+    def view(v: data.View) -> dict:
+        return page.view_json(v, run.kind)
+
     first = run.views(list(texts) or [run.default_text()]) + run.snapshots()
     body = page.render(
-        {"mode": "model", "kind": run.kind, "live": True, "views": [v.to_json() for v in first]},
+        {"mode": "model", "kind": run.kind, "live": True, "views": [view(v) for v in first]},
         lang,
         f"attnlab serve: {run_dir}",
         csp=LIVE_CSP,
@@ -57,7 +61,7 @@ def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> Thread
                     views = run.views([text])
             except UserError as e:
                 return self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
-            self._json(HTTPStatus.OK, {"views": [v.to_json() for v in views]})
+            self._json(HTTPStatus.OK, {"views": [view(v) for v in views]})
 
         def _json(self, status, obj) -> None:
             self._send(status, "application/json", json.dumps(obj, ensure_ascii=False).encode())
