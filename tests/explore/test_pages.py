@@ -400,19 +400,6 @@ def test_two_explorers_in_one_notebook_page_do_not_clash(browser, gpt_run, tmp_p
     assert w.errors == [] and w.dialogs == []
 
 
-@pytest.fixture
-def served(gpt_run):
-    import threading
-
-    from attnlab.explore.serve import make_server
-
-    server = make_server(gpt_run, port=0, texts=["ROMEO:"])
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
 def test_serve_listens_on_loopback_only_and_computes_typed_text(browser, gpt_run, served):
     import json
     import urllib.error

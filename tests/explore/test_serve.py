@@ -8,18 +8,7 @@ import sys
 import threading
 import time
 
-import pytest
-
-from attnlab.explore.serve import allowed_host, make_server
-
-
-@pytest.fixture(scope="module")
-def server(gpt_run):
-    s = make_server(gpt_run, port=0, texts=["ROMEO:"])
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-    yield s
-    s.shutdown()
-    s.server_close()
+from attnlab.explore.serve import allowed_host
 
 
 def _get(port: int, path: str, host: str | None) -> tuple[int, bytes]:
@@ -35,8 +24,8 @@ def _get(port: int, path: str, host: str | None) -> tuple[int, bytes]:
     return r.status, body
 
 
-def test_only_this_machines_names_for_the_server_are_answered(server):
-    port = server.server_address[1]
+def test_only_this_machines_names_for_the_server_are_answered(served):
+    port = served.server_address[1]
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}"):
         assert _get(port, "/", host)[0] == 200, host
         assert _get(port, "/attention?text=ROMEO", host)[0] == 200, host
@@ -74,8 +63,8 @@ def _hang_up_early(port: int, n: int) -> None:
         s.close()
 
 
-def test_clients_that_leave_early_print_nothing(server, capfd, monkeypatch):
-    port = server.server_address[1]
+def test_clients_that_leave_early_print_nothing(served, capfd, monkeypatch):
+    port = served.server_address[1]
     errors = []
     monkeypatch.setattr(sys, "stderr", _Recorder(errors))
     _hang_up_early(port, 30)

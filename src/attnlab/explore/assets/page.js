@@ -360,7 +360,8 @@
       return wrap;
     }
     const [l, h] = state.big, S = v.keys.length;
-    const room = Math.max(200, Math.min(stage.clientWidth - 60, window.innerHeight - 220, 720));  // all in view
+    const below = window.innerHeight - stage.getBoundingClientRect().top - 100;  // all of it in view
+    const room = Math.max(200, Math.min(stage.clientWidth - 60, below, 720));
     const cell = Math.max(4, Math.min(32, Math.floor(room / Math.max(rows.length, S))));
     const left = 40, top = 40, width = left + cell * S + 10, height = top + cell * rows.length + 10;
     const svg = sv("svg", { width, height, class: "export", id: "matrix-svg", role: "img",
@@ -375,18 +376,22 @@
       v.keys.forEach((k, s) => svg.append(sv("text", { x: left + cell * s + cell / 2, y: top - 6, "text-anchor": "middle" }, k)));
       rows.forEach((t) => svg.append(sv("text", { x: left - 4, y: top + cell * t + cell * 0.75, "text-anchor": "end" }, v.queries[t])));
     }
-    const hover = (e) => {
+    const leave = () => {
+      if (state.cell === null) return;
+      state.cell = null; mark.setAttribute("visibility", "hidden"); sidePanel();
+    };
+    const hover = (e) => {  // on the svg, not the image: an image still decoding gets no events
       const r = img.getBoundingClientRect();
       const s = Math.floor((e.clientX - r.left) / r.width * S), t = Math.floor((e.clientY - r.top) / r.height * rows.length);
-      if (s < 0 || s >= S || t < 0 || t >= rows.length) return;
+      if (s < 0 || s >= S || t < 0 || t >= rows.length) return leave();
       state.cell = [t, s];
       mark.setAttribute("x", left + cell * s); mark.setAttribute("y", top + cell * t);
       mark.setAttribute("visibility", "visible");
       sidePanel();
     };
-    img.addEventListener("mousemove", hover);
-    img.addEventListener("click", hover);
-    img.addEventListener("mouseleave", () => { state.cell = null; mark.setAttribute("visibility", "hidden"); sidePanel(); });
+    svg.addEventListener("mousemove", hover);
+    svg.addEventListener("click", hover);
+    svg.addEventListener("mouseleave", leave);
     const back = el("button", { id: "back", type: "button" }, W.back);
     back.addEventListener("click", () => { state.big = null; state.cell = null; draw(); });
     if (v.layers * v.heads > 1) wrap.append(back);
@@ -416,7 +421,7 @@
   function weightRow(cls, h, s, w, k) {
     const li = el("li", { class: cls, "data-head": h, "data-key": s, "data-w": fmt(w) });
     li.append(el("span", { class: "k" }, k), el("span", { class: "pos" }, "#" + s),
-      el("span", { class: "num" }, fmt(w)), el("span", { class: "bar", style: "width:" + Math.round(80 * w) + "px" }));
+      el("span", { class: "num" }, fmt(w)), el("span", { class: "bar", style: "width:" + Math.round(80 * w) + "px;background:" + color(h) }));
     return li;
   }
 
