@@ -512,8 +512,13 @@
     const q0 = el("input", { id: "q0", type: "number", step: 0.1, value: st.q[0], style: "width:5em", "aria-label": "q[0]" });
     const q1 = el("input", { id: "q1", type: "number", step: 0.1, value: st.q[1], style: "width:5em", "aria-label": "q[1]" });
     for (const [inp, i] of [[q0, 0], [q1, 1]]) inp.addEventListener("input", () => { st.q[i] = +inp.value || 0; update(); });
-    bar.append(el("label", {}, W.query), q0, q1, el("label", {}, W.multiply), mult, multOut,
-      el("label", {}, W.scale), scale, el("label", {}, "d"), d, el("label", {}, W.causal), causal);
+    const group = (text, ...inputs) => {  // a label with its inputs: they wrap as one on a phone
+      const l = el("label", {}, text);
+      l.append(...inputs);
+      return l;
+    };
+    bar.append(group(W.query, q0, q1), group(W.multiply, mult, multOut), group(W.scale, scale),
+      group("d", d), group(W.causal, causal));
     exportButtons();
     // the pad: a fixed 360-unit drawing, scaled to its box by the browser
     const R = 1.5, size = 360, px = (x) => size / 2 + (x / R) * (size / 2 - 16), py = (y) => size / 2 - (y / R) * (size / 2 - 16);
