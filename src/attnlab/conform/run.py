@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from ..errors import UserError
 from ..parity import Parity
@@ -208,8 +209,10 @@ def check_attention(
     mod = getattr(fn, "__module__", None)
     name = target or (f"{mod}.{name}" if mod and not name.startswith(mod) else name)
     report = Report(name, api, device, seed, torch.__version__)
-    for fid in ids:
-        report.features.append(run_feature(fn, FEATURES[fid], api, device, seed))
+    # small matrices: one BLAS thread (threads that wait for a busy core cost 100x here)
+    with threadpool_limits(1, user_api="blas"):
+        for fid in ids:
+            report.features.append(run_feature(fn, FEATURES[fid], api, device, seed))
     return report
 
 
