@@ -25,14 +25,14 @@ def test_a_correct_target_exits_0_and_prints_the_table(capsys):
     out = capsys.readouterr().out
     assert f"attnlab conform {BROKEN}:attention (api torch, device cpu, seed 3" in out
     assert "gqa                  pass" in out
-    assert out.rstrip().endswith("21 passed, 0 failed, 0 unsupported")
+    assert out.rstrip().endswith("23 passed, 0 failed, 0 unsupported")
 
 
 def test_a_failing_target_exits_1_with_json_to_a_file(tmp_path, capsys):
     out_file = tmp_path / "report.json"
     rc = main(["conform", f"{BROKEN}:gqa_tile", "--format", "json", "-o", str(out_file)])
     assert rc == 1
-    assert "20 passed, 1 failed, 0 unsupported; report written to" in capsys.readouterr().out
+    assert "22 passed, 1 failed, 0 unsupported; report written to" in capsys.readouterr().out
     data = json.loads(out_file.read_text())
     failed = [f for f in data["features"] if f["status"] == "fail"]
     assert [f["id"] for f in failed] == ["gqa"]

@@ -36,6 +36,7 @@ class Case:
     scale: float | str = STANDARD
     layout: str = "contiguous"  # or "strided": q, k, v are transposed / sliced views
     qk_std: float = 1.0  # standard deviation of q and k entries (large_scores: 100)
+    negative_rows: bool = False  # k >= 0 and even rows of q <= 0: every score of those rows < 0
     v_mean: float = 0.0  # mean of v entries (the low-precision cases: 1.0)
     grads: bool = False  # also compare dq, dk, dv
     repeat: bool = False  # call twice on the same inputs: outputs must match bit for bit
@@ -91,6 +92,8 @@ class Case:
             parts.append("non-contiguous q, k, v")
         if self.qk_std != 1.0:
             parts.append(f"q, k entries ~ N(0, {self.qk_std:g}^2)")
+        if self.negative_rows:
+            parts.append("every score of the even rows negative")
         if self.v_mean:
             parts.append(f"v entries ~ N({self.v_mean:g}, 1)")
         if self.grads:
@@ -165,12 +168,26 @@ FEATURES: dict[str, Feature] = {
         Feature(
             "gqa",
             "enable_gqa: KV heads dividing the query heads",
-            (_c(H=4, Hk=2, T=3, S=5), _c(H=6, Hk=3, T=3, S=5), _c(H=4, Hk=1, T=3, S=5)),
+            (_c(H=4, Hk=1, T=3, S=5), _c(H=4, Hk=2, T=3, S=5), _c(H=6, Hk=3, T=3, S=5)),
+        ),
+        Feature(
+            "single_query",
+            "T = 1, one decoding step over a cache of keys",
+            (_c(T=1, S=7), _c(B=2, H=3, T=1, S=33, D=16)),
+        ),
+        Feature(
+            "awkward_sizes",
+            "lengths and widths that are not tile multiples (T 113, S 203, D 40)",
+            (_c(H=1, T=113, S=203, D=40), _c(H=1, T=97, S=97, D=40, causal=True)),
         ),
         Feature(
             "large_scores",
             "scores of magnitude ~1e4 in float32 (softmax needs the max shift)",
-            (_c(D=16, qk_std=100.0), _c(B=2, T=6, S=9, D=16, qk_std=100.0)),
+            (
+                _c(D=16, qk_std=100.0),
+                _c(B=2, T=6, S=9, D=16, qk_std=100.0),
+                _c(T=4, S=6, D=16, qk_std=100.0, negative_rows=True),
+            ),
         ),
         Feature(
             "float64",

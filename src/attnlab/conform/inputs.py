@@ -68,6 +68,9 @@ def draw(case: Case, rng: np.random.Generator) -> Inputs:
         "k": rng.standard_normal(sh["k"]) * case.qk_std,
         "v": rng.standard_normal(sh["v"]) + case.v_mean,
     }
+    if case.negative_rows:  # rows whose largest score is about -1e4: exp(-max) overflows
+        raw["k"] = np.abs(raw["k"])
+        raw["q"][..., ::2, :] = -np.abs(raw["q"][..., ::2, :])
     if case.mask == "bool":
         raw["mask"] = _bool_mask(rng, sh["mask"], case.dead_rows)
     elif case.mask == "float":
