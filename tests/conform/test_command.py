@@ -72,6 +72,15 @@ def test_a_target_whose_import_fails_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "SystemExit: refusing to import" in err
 
 
+def test_features_picks_rows_and_an_unknown_id_is_one_line(capsys):
+    assert main(["conform", f"{BROKEN}:bottom_right", "--features", "causal,gqa"]) == 0
+    out = capsys.readouterr().out
+    assert "2 passed, 0 failed, 0 unsupported" in out and "causal_cross_length" not in out
+    assert main(["conform", f"{BROKEN}:attention", "--features", "causal,flash"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown feature 'flash'; expected one of basic," in err
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_device_cuda_without_a_gpu_is_one_line(capsys):
     assert main(["conform", f"{BROKEN}:attention", "--device", "cuda"]) == 2

@@ -42,6 +42,11 @@ def add_parser(sub) -> None:
         help="where the inputs live (the reference stays float64 on the CPU)",
     )
     p.add_argument(
+        "--features",
+        metavar="IDS",
+        help="comma-separated feature ids to run (default all), e.g. causal,gqa,float16",
+    )
+    p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"
     )
     p.set_defaults(run=run)
@@ -54,7 +59,12 @@ def run(a) -> int:
 
     check_device(a.device, a.api)  # before loading: a missing GPU is one line, not a run
     fn = load_target(a.target)
-    report = check_attention(fn, api=a.api, seed=a.seed, device=a.device, target=a.target)
+    features = (
+        None if a.features is None else [f.strip() for f in a.features.split(",") if f.strip()]
+    )
+    report = check_attention(
+        fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
+    )
     text = report.to_json() if a.format == "json" else str(report)
     if a.output:
         atomic_write_text(a.output, text + "\n")

@@ -203,7 +203,7 @@ def check_attention(
     if api not in APIS:
         raise UserError(f"api must be one of {', '.join(APIS)}, got {api!r}")
     ids = list(FEATURES) if features is None else list(features)
-    unknown = [f for f in ids if f not in FEATURES]
+    unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
     if unknown:
         raise UserError(f"unknown feature {unknown[0]!r}; expected one of {', '.join(FEATURES)}")
     check_device(device, api)
