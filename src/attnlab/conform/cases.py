@@ -111,9 +111,7 @@ class Feature:
     apis: tuple[str, ...] = ("torch", "numpy")  # where the feature applies
 
 
-def _c(**kw) -> Case:
-    return Case(**kw)
-
+_c = Case  # short, for the table below
 
 _LOW = dict(B=1, H=2, T=16, S=1024, D=64, v_mean=1.0)  # long rows: float16 accumulation shows
 

@@ -50,7 +50,8 @@ def _spans(idx: list[int]) -> str:
 
 def locate(answer: np.ndarray, oracle: np.ndarray, tol: float, rows: str = "rows") -> str:
     """Where ``answer`` ``(B, H, T, E)`` misses ``oracle`` by more than ``tol``: e.g.
-    'rows 0-2 of heads 1, 2, batches 0-1 (6 of 24 rows; NaN in 2)'."""
+    'rows 0-2, heads 1-2, every batch (12 of 24 rows; NaN in 2)'; at most 4 rows are named one
+    by one: '(batch 0, head 1, row 3), ...'."""
     a = answer.astype(np.float64)
     with np.errstate(invalid="ignore"):
         bad = (np.isnan(a) != np.isnan(oracle)) | (np.abs(a - oracle) > tol)
