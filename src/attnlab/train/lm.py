@@ -161,9 +161,10 @@ def _check_context_parallel(n: int, block: int) -> None:
         )
 
 
-def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
+def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt", should_stop=None) -> TrainResult:
     """Train (or resume) a character LM into ``cfg.out``. ``build(model_cfg_dict, vocab)`` makes
-    a non-GPT model (the recurrent baselines); by default a GPT.
+    a non-GPT model (the recurrent baselines); by default a GPT. ``should_stop(iters_done)``
+    stops the run as Ctrl-C would (``Trainer``).
 
     Every check (the folder, the corpus, the configs, the device, the corpus length) happens
     before anything is written, and a failed start removes the folder it created."""
@@ -185,7 +186,9 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
         "train": plan.train.to_dict(),
         "corpus": plan.corpus,
     }
-    trainer = Trainer(plan.train, out, extra={"config": record}, progress=cfg.progress)
+    trainer = Trainer(
+        plan.train, out, extra={"config": record}, progress=cfg.progress, should_stop=should_stop
+    )
     with start_run(
         out, record, force=cfg.force, extra=lambda d: plan.tok.save(d / "tokenizer.json")
     ):

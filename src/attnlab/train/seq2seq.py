@@ -46,7 +46,9 @@ def _resumed(cfg: Seq2SeqRunConfig, out: Path) -> tuple[Seq2SeqConfig, TrainConf
     return mcfg, train, saved.get("data_seed", 0)
 
 
-def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
+def train_seq2seq(cfg: Seq2SeqRunConfig, should_stop=None) -> TrainResult:
+    """Train (or resume) a date model into ``cfg.out``; ``should_stop(iters_done)`` stops the
+    run as Ctrl-C would (``Trainer``)."""
     out = Path(cfg.out)
     check_out(out, resume=cfg.resume, force=cfg.force)
     if cfg.resume:
@@ -65,7 +67,9 @@ def train_seq2seq(cfg: Seq2SeqRunConfig) -> TrainResult:
         "train": train.to_dict(),
         "data_seed": data_seed,
     }
-    trainer = Trainer(train, out, extra={"config": record}, progress=cfg.progress)
+    trainer = Trainer(
+        train, out, extra={"config": record}, progress=cfg.progress, should_stop=should_stop
+    )
     task = DateTask(DateSplits.make(data_seed), data_seed)
     with start_run(out, record, force=cfg.force):
         return trainer.fit(model, task, resume=cfg.resume)
