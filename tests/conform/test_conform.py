@@ -175,6 +175,15 @@ def test_refusals_are_unsupported_not_failures():
     assert [f.status for f in report.features] == ["pass", "unsupported", "unsupported"]
     assert "masks are not supported" in report["bool_mask"].note
 
+    def three_args(q, k, v):  # no keyword arguments at all: every case is refused
+        return F.scaled_dot_product_attention(q, k, v)
+
+    report = check_attention(three_args, features=["basic", "causal"])
+    assert not report.passed and report.counts()["unsupported"] == 2
+    assert report.summary().endswith(
+        "(nothing was checked: is the signature torch's SDPA signature?)"
+    )
+
     def crashes(q, k, v, **kw):
         raise RuntimeError("CUDA error: misaligned address")
 
