@@ -64,7 +64,9 @@ def _ring(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, e
                     return_lse=True,
                 )
             )
-        outs.append(ref.merge_attention(parts)[0])
+        acc = np.promote_types(q.dtype, np.float32)  # ring kernels keep out, lse in fp32 at least
+        wide = [(o.astype(acc), s.astype(acc)) for o, s in parts]
+        outs.append(ref.merge_attention(wide)[0].astype(q.dtype))
     return np.concatenate(outs, axis=-2)
 
 
