@@ -37,9 +37,16 @@ def _run(number=1, **kw) -> tuple[str, dict]:
 
 
 def _copy(ns: dict) -> dict:
-    """A deep copy of a lesson's namespace; modules (and what they hold) shared."""
+    """A deep copy of a lesson's namespace; modules (and what they hold) shared, and so is a
+    value that cannot be copied (as ``Session.fork`` shares every value)."""
     memo = {id(m): m for m in list(sys.modules.values()) if m is not None}
-    return {k: v if id(v) in memo else copy.deepcopy(v, memo) for k, v in ns.items()}
+    out = {}
+    for k, v in ns.items():
+        try:
+            out[k] = v if id(v) in memo else copy.deepcopy(v, memo)
+        except (TypeError, ValueError, RuntimeError, copy.Error):
+            out[k] = v
+    return out
 
 
 @pytest.fixture(scope="session")

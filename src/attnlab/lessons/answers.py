@@ -30,13 +30,14 @@ WORDS = {
         "还没有答案：把答案写在引号之间，再运行这个单元格。",
     ),
     "unanswered_script": Text(
-        '(not answered: write your answer between the quotes of answer = "" above, or take '
-        "the quiz interactively: attnlab lesson {n} --quiz)",
-        '（未回答：上の answer = "" の引用符の間に答えを書くか、attnlab lesson {n} --quiz で'
-        "対話形式で解いてください）",
-        '（未作答：把答案写在上面 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
+        '(to answer: write it between the quotes of answer = "" in this script, or take the '
+        "quiz interactively: attnlab lesson {n} --quiz)",
+        '（答えるには：このスクリプトの answer = "" の引用符の間に書くか、'
+        "attnlab lesson {n} --quiz で対話形式で解きます）",
+        '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
         "交互作答）",
     ),
+    "question": Text("Question", "問", "问题"),
     "not_a_choice": Text(
         "'{answer}' is not one of the choices; answer with one of: {letters}",
         "「{answer}」は選択肢にありません。次のどれかで答えてください：{letters}",
@@ -240,8 +241,10 @@ def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
     """Check the answer to quiz question ``k`` of lesson ``number``; print why. (Called by the
     exported lesson: in a script, an empty answer points to the interactive quiz.)"""
     right, words = explain(number, k, answer, lang)
-    if not str(answer).strip() and not _in_kernel():
-        words = WORDS["unanswered_script"](lang).format(n=number)
+    if not str(answer).strip() and not _in_kernel():  # a script: the question, and how to answer
+        q = source.prose(number, lang).quiz[k - 1]
+        lines = [f"{WORDS['question'](lang)} {k}: {q.question}", *(f"  {c}" for c in q.choices)]
+        words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
     print(words)
     return right
 

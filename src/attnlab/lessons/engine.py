@@ -43,8 +43,8 @@ WORDS = {
     ),
     "solution": Text("Worked answer:", "模範解答：", "参考答案："),
     "question": Text("Question", "問", "问题"),
-    "your_answer": Text("Your answer: ", "あなたの答え：", "你的答案："),
-    "choices": Text("(a letter)", "（記号で）", "（填字母）"),
+    "your_answer": Text("Your answer{hint}: ", "あなたの答え{hint}：", "你的答案{hint}："),
+    "choices": Text(" (a letter)", "（記号で）", "（填字母）"),
     "score": Text("Score", "得点", "得分"),
     "stopped": Text(
         "Stopped after {asked} of {total} questions.",
@@ -231,8 +231,8 @@ def run_exercise(
 def _ask(q: source.Question, lang: str, out: TextIO, inp: TextIO) -> str | None:
     """Read an answer until it is one that can be graded; None on an empty line or the end."""
     while True:
-        hint = f" {WORDS['choices'](lang)}" if q.choices else ""
-        print(WORDS["your_answer"](lang) + hint + " ", end="", file=out, flush=True)
+        hint = WORDS["choices"](lang) if q.choices else ""
+        print(WORDS["your_answer"](lang).format(hint=hint), end="", file=out, flush=True)
         line = inp.readline()
         if not inp.isatty():
             print(line.rstrip("\n"), file=out)  # echo a piped answer, so the record reads well
@@ -257,7 +257,6 @@ def run_quiz(
     get(number)
     check_lang(lang)
     out, inp = out or sys.stdout, inp or sys.stdin
-    con = render.console(out)
     questions = source.prose(number, lang).quiz
     right = scored = asked = 0
     print(WORDS["stop_hint"](lang), file=out)
@@ -273,7 +272,7 @@ def run_quiz(
         ok, words = answers.explain(number, i, given, lang)
         scored += q.scored
         right += bool(ok)
-        render.prose(con, words) if not q.scored else print(words, file=out)
+        print(words, file=out)
     print(f"\n{WORDS['score'](lang)}: {right}/{scored}", file=out)
     return right, scored
 

@@ -177,10 +177,16 @@ class Curve:
     __call__ = figure
 
 
+AXES = {"xlabel": Text("key", "キー", "键"), "ylabel": Text("query", "クエリ", "查询")}
+
+
 def heat(w, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, **kw) -> Heat:
     """``w`` (T, S) as a heatmap, for ``plot``; ``title``, ``xlabel``, ``ylabel``, ``vmin``,
-    ``vmax``, ``cmap``, ``annotate`` as ``attnlab.viz.heatmap`` takes them."""
-    return Heat(np.asarray(w, dtype=float), rows, cols, kw)
+    ``vmax``, ``cmap``, ``annotate`` as ``attnlab.viz.heatmap`` takes them. The axes default to
+    key and query in the lesson's language (the caller's ``LANG``)."""
+    lang = _caller_lang(1)
+    axes = {k: word(lang) for k, word in AXES.items() if k not in kw}
+    return Heat(np.asarray(w, dtype=float), rows, cols, {**axes, **kw})
 
 
 def bars(series: dict[str, Sequence[float]], labels: Sequence[str], **kw) -> Bars:
@@ -215,7 +221,7 @@ def plot(name: str, fig: Heat | Bars | Curve | Callable[[], object]) -> None:
         print(f"  [plot] {path}")
     elif hasattr(fig, "text"):
         found = re.match(r"lesson(\d+)", name)
-        print(HINT(_caller_lang()).format(n=found.group(1) if found else "N"))
+        print(HINT(_caller_lang(1)).format(n=found.group(1) if found else "N"))
 
 
 def _png(figure) -> bytes:
@@ -230,9 +236,9 @@ def _display_png(data: bytes) -> None:
     display(Image(data=data, format="png"))
 
 
-def _caller_lang() -> str:
+def _caller_lang(depth: int = 1) -> str:
     """The ``LANG`` of the lesson code that called ``plot`` (its setup cell sets it)."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth + 1)
     return str(frame.f_locals.get("LANG", frame.f_globals.get("LANG", "en")))
 
 
