@@ -483,6 +483,9 @@ def test_figures_print_as_text_and_draw_as_images():
     c = show.curve({"train": [4.0, 3.0, 2.5, 2.2]}, xlabel="step", title="loss")
     assert "4 → 2.2" in c.text() and "█" in c.text() and "▁" in c.text()
     assert c.figure().axes[0].get_xlabel() == "step"
+    two = show.curve({"train": [4.0, 3.0, 2.5, 2.2], "val": ([2, 4], [3.5, 2.6])})
+    lines = two.figure().axes[0].lines
+    assert list(lines[1].get_xdata()) == [2, 4] and "3.5 → 2.6" in two.text()
     big = show.heat(np.random.default_rng(0).random((50, 64)), annotate=False)
     assert all(display_width(ln) <= 80 for ln in big.text().splitlines())
 

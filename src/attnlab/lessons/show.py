@@ -130,7 +130,8 @@ class Bars:
 
 @dataclass
 class Curve:
-    """Curves over steps (a loss, a perplexity): one line per series."""
+    """Curves over steps (a loss, a perplexity): one line per series; a series is its values
+    (at ``x``, default 1, 2, ...) or a pair (its steps, its values)."""
 
     series: dict[str, Sequence[float]]
     x: Sequence[float] | None = None
@@ -147,9 +148,8 @@ class Curve:
             use_cjk_font()
         fig = Figure(figsize=(6, 3.4))
         ax = fig.subplots()
-        for name, ys in self.series.items():
-            xs = self.x if self.x is not None else range(1, len(ys) + 1)
-            ax.plot(list(xs)[: len(ys)], ys, label=name, lw=1.4)
+        for name, (xs, ys) in self._points().items():
+            ax.plot(xs, ys, label=name, lw=1.4, marker="o" if len(ys) <= 20 else None, ms=3)
         ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
         if self.options.get("log"):
             ax.set_yscale("log")
@@ -163,7 +163,7 @@ class Curve:
         name = max(display_width(k) for k in self.series)
         room = max(10, width - name - 24)
         lines = [_title(self.options)]
-        for key, ys in self.series.items():
+        for key, (_, ys) in self._points().items():
             ys = np.asarray(ys, dtype=float)
             at = _spread(len(ys), room)
             lo, hi = np.nanmin(ys), np.nanmax(ys)
@@ -173,6 +173,16 @@ class Curve:
         if xlabel:
             lines.append(f"{' ' * name} → {xlabel}")
         return "\n".join(line for line in lines if line is not None)
+
+    def _points(self) -> dict[str, tuple[list, list]]:
+        out = {}
+        for name, values in self.series.items():
+            if isinstance(values, tuple) and len(values) == 2:
+                out[name] = (list(values[0]), list(values[1]))
+            else:
+                xs = self.x if self.x is not None else range(1, len(values) + 1)
+                out[name] = (list(xs)[: len(values)], list(values))
+        return out
 
     __call__ = figure
 
@@ -196,8 +206,9 @@ def bars(series: dict[str, Sequence[float]], labels: Sequence[str], **kw) -> Bar
 
 
 def curve(series, x: Sequence[float] | None = None, **kw) -> Curve:
-    """Curves (``{name: values}``, or one list of values) over steps ``x`` (default 1, 2, ...),
-    for ``plot`` (``title``, ``xlabel``, ``ylabel``, ``log=True`` for a log scale)."""
+    """Curves (``{name: values}``, ``{name: (steps, values)}``, or one list of values) over
+    steps ``x`` (default 1, 2, ...), for ``plot`` (``title``, ``xlabel``, ``ylabel``,
+    ``log=True`` for a log scale)."""
     series = dict(series) if isinstance(series, dict) else {"": list(series)}
     return Curve(series, x, kw)
 
@@ -209,7 +220,10 @@ def plot(name: str, fig: Heat | Bars | Curve | Callable[[], object]) -> None:
         return
     folder = _plots["dir"]
     if folder is None and _in_kernel():
-        _display_png(_png(fig()))
+        figure = fig()
+        _display_png(_png(figure))
+        if "matplotlib.pyplot" in sys.modules:  # a pyplot figure would show a second time
+            sys.modules["matplotlib.pyplot"].close(figure)
         return
     if hasattr(fig, "text"):
         print(fig.text())
@@ -219,7 +233,7 @@ def plot(name: str, fig: Heat | Bars | Curve | Callable[[], object]) -> None:
         path = save(fig(), Path(folder) / f"{name}.png")
         _plots["written"].append(path)
         print(f"  [plot] {path}")
-    elif hasattr(fig, "text"):
+    else:
         found = re.match(r"lesson(\d+)", name)
         print(HINT(_caller_lang(1)).format(n=found.group(1) if found else "N"))
 
