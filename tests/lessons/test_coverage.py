@@ -34,7 +34,7 @@ TOPICS = [
     ("review: the roles of the query, the key and the value", 1, "quiz: key of a position"),
     ("review: how the causal mask works", 1, "quiz: with the causal mask"),
     ("review: why training needs the causal mask", 1, "quiz: need the causal mask"),
-    ("review: why divide by √d", 1, "quiz: divided by sqrt(d)"),
+    ("review: why divide by √d", 1, "quiz: divided by √d"),
     ("attention is all you need: softmax(Q Kᵀ / √d) V", 1, "full_head"),
     # the mini project (miniproject-self-attention-numpy.txt)
     ("Q = X W_Q, K = X W_K, V = X W_V on a 3 × 2 input", 2, "projections"),
