@@ -32,6 +32,7 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
         "train (smoothed)",
         "validation",
         "layer",
+        "head",
     ],
     "ja": [
         "エンコーダ（BERT）：両側を見る",
@@ -43,6 +44,7 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
         "学習（平滑化）",
         "検証",
         "層",
+        "ヘッド",
     ],
     "zh": [
         "编码器（BERT）：看两侧",
@@ -54,6 +56,7 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
         "训练（平滑）",
         "验证",
         "层",
+        "头",
     ],
 }[LANG]
 torch.manual_seed(SEED)
@@ -276,7 +279,7 @@ plot(
         w_head[:24, :24],
         chars[:24],
         chars[:24],
-        title=f"{LABELS[8]} {layer} · head {head}",
+        title=f"{LABELS[8]} {layer} · {LABELS[9]} {head}",
         ylabel=LABELS[2],
         xlabel=LABELS[3],
     ),
