@@ -4,7 +4,9 @@ quotes the numbers its run computed, and what it trains learns."""
 
 import inspect
 import io
+import json
 import re
+import tokenize
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import torch
 
 from attnlab import lessons
 from attnlab.lessons import runner, source
+from attnlab.tables import display_width
 
 BUDGET = 0.5  # seconds of training per model: a few steps each
 LANGS = ["en", "ja", "zh"]
@@ -151,3 +154,40 @@ def test_the_worked_answers_against_the_formulas():
     assert start.max() < (e / e.sum()).max()  # the starting code is not yet sharp
     ids = _value(7, "solution", "teacher_forcing_input", "decoder_input")
     assert len(ids) == 11 and ids[0] == 1  # <sos> then the ten characters, no <eos>
+
+
+@pytest.mark.parametrize("number", [6, 7])
+def test_prose_fits_100_columns_and_every_comment_is_translated(number):
+    folder = source._content(number)
+    for lang in LANGS:
+        lines = (folder / f"{lang}.md").read_text(encoding="utf-8").splitlines()
+        assert max(display_width(line) for line in lines) <= 100, lang
+    code = (folder / "code.py").read_text(encoding="utf-8")
+    code = code[code.index("# %% setup") :]
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    comments = {t.string[1:].strip() for t in tokens if t.type == tokenize.COMMENT}
+    comments = {c for c in comments if not c.startswith("%%")}
+    for lang in ("ja", "zh"):
+        catalogue = json.loads((folder / f"comments.{lang}.json").read_text(encoding="utf-8"))
+        assert catalogue.keys() == comments, lang  # every comment, and no stale one
+        worded = [v for k, v in catalogue.items() if re.search(r"[a-z]{4}", k)]
+        assert all(re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", v) for v in worded), lang
+
+
+@pytest.mark.parametrize("number", [6, 7])
+def test_every_wrong_quiz_choice_says_why_in_every_language(number):
+    shapes = []
+    for lang in LANGS:
+        quiz = (source._content(number) / f"{lang}.md").read_text(encoding="utf-8")
+        quiz = quiz.split("\n## quiz\n", 1)[1]
+        shape = []
+        for block in re.split(r"^### ", quiz, flags=re.M)[1:]:
+            lines = block.splitlines()
+            answer = next(line[7:].strip() for line in lines if line.startswith("answer:"))
+            for i, line in enumerate(lines):
+                if m := re.match(r"^- ([a-z])\) ", line):
+                    has_why = i + 1 < len(lines) and lines[i + 1].startswith("  why: ")
+                    assert has_why == (m.group(1) != answer), (lang, line)
+                    shape.append((m.group(1), has_why))
+        shapes.append(shape)
+    assert shapes[0] == shapes[1] == shapes[2] and len(shapes[0]) >= 9
