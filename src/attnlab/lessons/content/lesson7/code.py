@@ -130,9 +130,8 @@ text_b, w_b = aligned["bahdanau"]
 year = [i for i, c in enumerate(PROBE) if c.isdigit()][-4:]  # where "2018" sits in the input
 on_year = float(w_b[:4, year].sum(1).mean())  # the year's weight while writing the year
 print(f"{PROBE!r} -> {text_b!r}")
-for i, c in enumerate(text_b):
-    top = w_b[i].argmax()
-    print(f"  {c}: looks at {PROBE[top]!r} (position {top}, weight {w_b[i, top]:.2f})")
+print("each output character < the input character it weighs most:")
+print("  ".join(f"{c}<{PROBE[w_b[i].argmax()]}" for i, c in enumerate(text_b)))
 plot(
     "lesson7_6_alignment",
     heat(w_b, list(text_b), list(PROBE), title="bahdanau", xlabel=LABELS[2], ylabel=LABELS[3]),
