@@ -108,6 +108,8 @@ def test_lesson6_block_masks_and_training(ran):
         assert f"{value:.2f}" in text, kind
         assert table["measured"][kind]["steps"] >= 1
     assert table["best"] == min(table["ppls"], key=table["ppls"].get)
+    for kind, share in table["reach"].items():  # BPTT: the gradient that reaches 32 steps back
+        assert 0 < share < 1e3 and f"{share:.1e} in the {kind.upper()}" in _flat(text)
 
 
 def test_lesson7_seq2seq_compares_and_aligns(ran):
@@ -170,7 +172,10 @@ def test_prose_fits_100_columns_and_every_comment_is_translated(number):
     for lang in ("ja", "zh"):
         catalogue = json.loads((folder / f"comments.{lang}.json").read_text(encoding="utf-8"))
         assert catalogue.keys() == comments, lang  # every comment, and no stale one
-        worded = [v for k, v in catalogue.items() if re.search(r"[a-z]{4}", k)]
+        words = (re.sub(r"\([^()]*\)|\S*[\d_.]\S*", "", k) for k in catalogue)  # not shapes
+        worded = [
+            v for w, v in zip(words, catalogue.values(), strict=True) if re.search("[a-z]{4}", w)
+        ]
         assert all(re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", v) for v in worded), lang
 
 

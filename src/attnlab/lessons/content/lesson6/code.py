@@ -286,13 +286,13 @@ plot(
 )
 
 # %% step rnn_table
+torch.manual_seed(SEED)
 rnns = {  # each with one recurrent layer, about as many parameters as the GPT
     kind: CharRNN(RNNConfig(kind, vocab, n_embd=32, n_hidden=n, n_layer=1, block_size=BLOCK))
     for kind, n in (("rnn", 256), ("lstm", 128), ("gru", 148))
 }
 rows = {"gpt": (model, result)}
 for kind, rnn in rnns.items():
-    torch.manual_seed(SEED)
     rows[kind] = (rnn, Trainer(train, None, progress=False).fit(rnn, task))  # the same budget
 measured = {
     kind: {
@@ -324,6 +324,15 @@ best = min(measured, key=lambda k: measured[k]["ppl"])
 params = {kind: v["params"] for kind, v in measured.items()}
 ppls = {kind: v["ppl"] for kind, v in measured.items()}
 plot("lesson6_8_table", bars({"ppl": [v["ppl"] for v in measured.values()]}, list(measured)))
+xv, yv = data.batch("val", 8, BLOCK, torch.Generator().manual_seed(SEED))
+reach = {}
+for kind, rnn in rnns.items():  # backpropagation through time, measured
+    emb = rnn.emb(xv).detach().requires_grad_()  # (B, T, n_embd): one input per time step
+    h, _ = rnn.rnn(emb)  # (B, T, n_hidden)
+    F.cross_entropy(rnn.head(h[:, -1]), yv[:, -1]).backward()  # the last prediction's loss only
+    g = emb.grad.norm(dim=(0, 2))  # (T,): how much of its gradient reached each time step
+    reach[kind] = (g[-33] / g[-1]).item()  # 32 steps back, relative to the last step
+print("gradient 32 steps back / at the last step:", {k: f"{v:.1e}" for k, v in reach.items()})
 
 # %% step recap
 
