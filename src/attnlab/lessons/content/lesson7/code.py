@@ -34,6 +34,7 @@ src, src_len, tgt_in, tgt_out = encode_batch(pairs)
 states, s = model.encode(src, src_len)  # (B, S, 2H) encoder states, (B, 2H) first decoder state
 y = torch.full((len(pairs),), TGT.index[SOS])  # every answer starts with <sos>
 step_logits, s1, _, w1 = model.step(y, s, torch.zeros_like(s), states, src_len, s)
+width = s.shape[-1]  # the one vector a decoder without attention gets
 print("encoder states", tuple(states.shape), " decoder state", tuple(s.shape))
 print("one decoder step: logits", tuple(step_logits.shape), " weights", tuple(w1.shape))
 print("weights of example 0 sum to", round(w1[0].sum().item(), 6))
