@@ -173,3 +173,15 @@ def compare_weights(got, expected, title: str = "") -> Figure:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def alignment(weights, inp: str, out: str, title: str = "") -> Figure:
+    """A seq2seq alignment ``(len(out), len(inp))``: output characters down, input across."""
+    return heatmap(
+        weights, list(out), list(inp), title=title, xlabel="input", ylabel="output", annotate=False
+    )
+
+
+def plot_alignment(weights, inp: str, out: str, path: str, title: str = "") -> Path:
+    """``alignment`` written to ``path`` as a PNG."""
+    return save(alignment(weights, inp, out, title), path)
