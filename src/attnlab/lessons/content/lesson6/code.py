@@ -15,8 +15,7 @@ from attnlab.lessons.show import bars, heat, plot, table
 from attnlab.models import GPT, CharRNN, GPTConfig, RNNConfig
 from attnlab.models.gpt import Block as GPTBlock
 from attnlab.nn import MultiHeadAttention
-from attnlab.train import TrainConfig, Trainer
-from attnlab.train.lm import LMTask
+from attnlab.train import LMTask, TrainConfig, Trainer
 
 SEED = 0
 LANG = "en"

@@ -9,8 +9,7 @@ from attnlab.data.dates import EOS, SOS, DateSplits, examples
 from attnlab.lessons import check_answer, quiz
 from attnlab.lessons.show import bars, heat, plot, table
 from attnlab.models import Seq2Seq, Seq2SeqConfig, sequence_loss
-from attnlab.train import TrainConfig, Trainer
-from attnlab.train.seq2seq import SRC, TGT, DateTask, encode_batch, translate
+from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch, translate
 
 SEED = 0
 LANG = "en"
