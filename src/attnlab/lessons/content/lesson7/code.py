@@ -96,6 +96,7 @@ def right(model, pairs):  # (N,) bool: is each date written exactly right?
 
 
 correct = {kind: right(models[kind], test) for kind in KINDS}
+n_test = len(test)
 exact = {kind: c.mean() for kind, c in correct.items()}
 print(table(["attention", "exact match"], [(kind, f"{e:.1%}") for kind, e in exact.items()]))
 for source_text, target in test[:4]:
