@@ -126,6 +126,9 @@ def test_lesson7_seq2seq_compares_and_aligns(ran):
     assert sum(b["sizes"]) == 2000 and min(b["sizes"]) > 0
     for kind, acc in b["by_length"].items():  # the buckets' share-weighted mean is the total
         assert np.dot(acc, b["sizes"]) / 2000 == pytest.approx(exact[kind])
+    assert b["len_long"] > 1.5 * b["len_short"]  # the same dates, written short and long
+    for kind, (short, long) in b["short_long"].items():
+        assert f"{short:.1%} to {long:.1%}" in _flat(text), kind
     w = r["alignment"]["w_b"]
     text_b = r["alignment"]["text_b"]
     assert w.shape == (len(text_b), len("Saturday 9 May 2018"))

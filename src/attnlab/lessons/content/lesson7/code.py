@@ -5,7 +5,7 @@
 import numpy as np
 import torch
 
-from attnlab.data.dates import EOS, SOS, DateSplits, examples
+from attnlab.data.dates import EOS, FORMATS, SOS, DateSplits, examples
 from attnlab.lessons import check_answer, quiz
 from attnlab.lessons.show import bars, heat, plot, table
 from attnlab.models import Seq2Seq, Seq2SeqConfig, sequence_loss
@@ -120,6 +120,19 @@ print(
     )
 )
 plot("lesson7_5_by_length", bars(by_length, names, title=LABELS[0], ylabel=LABELS[1]))
+FORMS = ["d month yyyy", "weekday, month d, yyyy"]  # the same dates, written short and long
+same = splits.test[:500]
+n_same = len(same)
+written = {form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS}
+len_short, len_long = (np.mean([len(x) for x, _ in written[form]]) for form in FORMS)
+short_long = {kind: [right(models[kind], written[form]).mean() for form in FORMS] for kind in KINDS}
+print(f"the same {n_same} dates, {written[FORMS[0]][0][0]!r} vs {written[FORMS[1]][0][0]!r}:")
+print(
+    table(
+        ["attention", "short", "long"],
+        [(k, *[f"{a:.1%}" for a in v]) for k, v in short_long.items()],
+    )
+)
 
 # %% step alignment
 PROBE = "Saturday 9 May 2018"
