@@ -203,12 +203,14 @@ print(
 
 
 def loss_curve():
+    from matplotlib.figure import Figure
+
     from attnlab.viz import use_cjk_font
-    from attnlab.viz.heatmap import plt
 
     if LANG != "en":
-        use_cjk_font()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+        use_cjk_font()  # CJK labels need a CJK font
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
     ax.plot(np.arange(len(smooth)) + len(losses) - len(smooth), smooth, lw=1, label=LABELS[6])
     ax.plot([e["iter"] for e in evals], [e["val_loss"] for e in evals], "o-", label=LABELS[7])
     ax.set_xlabel(LABELS[4])
