@@ -17,6 +17,7 @@ from .commands import (
     bench,
     check,
     compare,
+    conform,
     exercise,
     explore,
     grade,
@@ -33,6 +34,7 @@ from .errors import UserError
 COMMANDS = (
     check, lesson, exercise, grade, bench, train, sample, viz, explore, serve, translate, compare
 )  # fmt: skip
+COMMANDS += (conform,)  # the conformance kit
 
 
 def build_parser() -> ArgParser:

@@ -138,13 +138,14 @@ def test_a_page_carries_at_most_twelve_snapshots_first_and_last_kept(tmp_path):
 
 
 def test_translate_prints_a_legend_that_matches_its_shades(date_run, capsys):
-    from attnlab.train.seq2seq import SHADES, text_heatmap
+    from attnlab.tables import SHADES, text_heatmap
 
     main(["translate", str(date_run), "Saturday 9 May 2018"])
     legend = capsys.readouterr().out.splitlines()[-1]
     pairs = legend.split(": ", 1)[1].split("  ")
     assert len(pairs) == len(SHADES)
-    for pair in pairs:  # each shade is what the heatmap prints for a weight at its threshold
-        char, low = pair.split(" ")
-        cell = text_heatmap(np.array([[float(low) + 1e-9]]), "a", "b").splitlines()[1][4]
+    for pair in pairs:  # each shade is what the heatmap prints on its side of the bound
+        char, bound = pair.split(" ")
+        x = float(bound.lstrip("<>=")) + (-1e-9 if bound.startswith("<") else 1e-9)
+        cell = text_heatmap(np.array([[x]]), "a", "b").splitlines()[1][4]
         assert cell == (" " if char == "␣" else char), pair

@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..train.seq2seq import SHADES, load_seq2seq, plot_alignment, text_heatmap, translate
+    from ..tables import shade_legend, text_heatmap
+    from ..train import load_seq2seq, translate
 
     model = load_seq2seq(a.run_dir)
     t = translate(model, a.text)
@@ -30,16 +31,10 @@ def run(a) -> int:
         print("(this model has no attention: nothing to align)")
     else:
         print(text_heatmap(t.weights.numpy(), a.text, t.text))
-        print(shade_legend(SHADES))
+        print(shade_legend())
         if a.plot:
+            from ..viz import plot_alignment
+
             plot_alignment(t.weights.numpy(), a.text, t.text, a.plot, title=f"{a.text} -> {t.text}")
             print(f"alignment written to {a.plot}")
     return 0 if not t.problem and not t.low_confidence else 1
-
-
-def shade_legend(shades: str) -> str:
-    """What each shade character of the text heatmap means: shade i stands for a weight in
-    [i/n, (i+1)/n), the last one up to 1 (rows are output characters, columns input ones)."""
-    n = len(shades)
-    parts = [f"{'␣' if c == ' ' else c} {i / n:.2g}" for i, c in enumerate(shades)]
-    return "shade = attention weight of at least: " + "  ".join(parts)
