@@ -1,7 +1,12 @@
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from hypothesis import settings
+
+sys.path.insert(0, str(Path(__file__).parent))  # ``import helpers`` (tests/helpers.py)
 
 settings.register_profile("attnlab", max_examples=40, deadline=None)
 settings.load_profile("attnlab")

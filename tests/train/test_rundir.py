@@ -15,6 +15,7 @@ import pytest
 
 from attnlab.cli import main
 from attnlab.train.rundir import truncate_log
+from helpers import PROSE_CORPUS, write_corpus
 
 SMALL = [
     "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
@@ -24,9 +25,7 @@ SMALL = [
 
 @pytest.fixture
 def corpus(tmp_path) -> Path:
-    path = tmp_path / "corpus.txt"
-    path.write_text("to be, or not to be: that is the question.\n" * 120, encoding="utf-8")
-    return path
+    return write_corpus(tmp_path, PROSE_CORPUS)
 
 
 def _train(out, corpus, *extra) -> int:
