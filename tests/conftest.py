@@ -6,11 +6,25 @@ import pytest
 import torch
 from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).parent))  # ``import helpers`` (tests/helpers.py)
+TESTS = Path(__file__).parent
+sys.path.insert(0, str(TESTS))  # ``import helpers`` (tests/helpers.py)
+# the repository root: worker processes that torch spawns import the test module (tests.x.y)
+# by name, also when pytest was started as ``pytest`` rather than ``python -m pytest``
+sys.path.insert(1, str(TESTS.parent))
 
 settings.register_profile("attnlab", max_examples=40, deadline=None)
 settings.load_profile("attnlab")
 torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-core CI
+
+
+def pytest_collection_modifyitems(config, items):
+    """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``): each
+    module stays on one worker, so its module-scoped fixtures (a wheel build, exported lessons)
+    are built once; tests/explore shares session-scoped trained runs, so it is one group."""
+    for item in items:
+        rel = item.path.relative_to(TESTS)
+        group = rel.parts[0] if rel.parts[0] == "explore" else rel.as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
