@@ -19,10 +19,10 @@ demo: $(STAMP)  ## the main job: lesson 1 of the attention course, every number 
 check: $(STAMP)  ## verify every reference function against PyTorch
 	$(BIN)/attnlab check
 
-test: $(STAMP)  ## lint, format check, then the whole test suite
+test: $(STAMP)  ## lint, format check, then the whole test suite on every core (pytest-xdist)
 	$(BIN)/ruff check $(PY_SRC)
 	$(BIN)/ruff format --check $(PY_SRC)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix $(PY_SRC)

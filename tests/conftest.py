@@ -1,11 +1,47 @@
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from hypothesis import settings
 
+TESTS = Path(__file__).parent
+sys.path.insert(0, str(TESTS))  # ``import helpers`` (tests/helpers.py)
+# the repository root: worker processes that torch spawns import the test module (tests.x.y)
+# by name, also when pytest was started as ``pytest`` rather than ``python -m pytest``
+sys.path.insert(1, str(TESTS.parent))
+
 settings.register_profile("attnlab", max_examples=40, deadline=None)
 settings.load_profile("attnlab")
 torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-core CI
+
+
+SHARED_SCOPES = ("module", "package", "session")
+CHEAP_SHARED = {"browser"}  # a chromium per worker costs a second or two
+
+
+def _shares_a_fixture(item) -> bool:
+    """Whether ``item`` uses a module- or session-scoped fixture of this test suite (one that
+    builds something expensive once: a wheel, exported lessons, trained runs)."""
+    for name, defs in item._fixtureinfo.name2fixturedefs.items():
+        d = defs[-1]
+        if d.scope in SHARED_SCOPES and d.baseid.startswith("tests") and name not in CHEAP_SHARED:
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``). A
+    test that shares an expensive fixture stays with the rest of its module on one worker, so
+    the fixture is built once; tests/explore is one group (session-scoped trained runs); every
+    other test goes to whichever worker is free."""
+    for item in items:
+        rel = item.path.relative_to(TESTS)
+        if rel.parts[0] == "explore":
+            item.add_marker(pytest.mark.xdist_group("explore"))
+        elif _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(rel.as_posix()))
 
 
 @pytest.fixture

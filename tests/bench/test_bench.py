@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -8,34 +6,15 @@ from attnlab import bench
 from attnlab.cli import main
 
 
-def test_bench_json_and_plot(tmp_path):
+def test_bench_json_and_plot(tmp_path, capsys):
     plot = tmp_path / "b.png"
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "attnlab",
-            "bench",
-            "--lengths",
-            "64,128",
-            "--heads",
-            "2",
-            "--dim",
-            "16",
-            "--methods",
-            "naive,tiled,torch,tiled-bwd,torch-bwd",
-            "--causal",
-            "--repeats",
-            "1",
-            "--json",
-            "--plot",
-            str(plot),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
+    args = [
+        "bench", "--lengths", "64,128", "--heads", "2", "--dim", "16",
+        "--methods", "naive,tiled,torch,tiled-bwd,torch-bwd", "--causal", "--repeats", "1",
+        "--json", "--plot", str(plot),
+    ]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
     rows = {(r["method"], r["T"]): r for r in report["rows"]}
     assert len(rows) == 10 and report["roof_gflops"] > 0
     for (_, T), r in rows.items():

@@ -4,13 +4,13 @@ whole sequences: the loss, and every parameter's gradient, for each kind of posi
 from __future__ import annotations
 
 import itertools
-import socket
 
 import pytest
 import torch
 import torch.multiprocessing as mp
 
 from attnlab.models import GPT, GPTConfig
+from helpers import free_port, token_batch, write_corpus
 
 CASES = list(itertools.product(("rope", "learned", "sinusoidal"), ("contiguous", "zigzag")))
 
@@ -22,15 +22,7 @@ def _cfg(pos: str) -> GPTConfig:
 
 
 def _batch():
-    g = torch.Generator().manual_seed(5)
-    x = torch.randint(13, (3, 16), generator=g)
-    return x, torch.roll(x, -1, dims=1)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return token_batch(13, 3, 16, seed=5)
 
 
 def _worker(rank: int, world: int, port: int, out: str) -> None:
@@ -63,7 +55,7 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
 
 def test_a_context_parallel_step_equals_one_process_on_whole_sequences(tmp_path):
     out = str(tmp_path / "cp.pt")
-    mp.spawn(_worker, args=(2, _free_port(), out), nprocs=2, join=True)
+    mp.spawn(_worker, args=(2, free_port(), out), nprocs=2, join=True)
     results = torch.load(out, weights_only=True)
     for (pos, layout), (loss, grads) in zip(CASES, results, strict=True):
         torch.manual_seed(0)
@@ -114,7 +106,7 @@ def _train_worker(rank: int, port: int, run_dir: str) -> None:
 
 def test_train_gpt_with_context_parallel_keeps_ranks_identical(tmp_path):
     run = tmp_path / "run"
-    mp.spawn(_train_worker, args=(_free_port(), str(run)), nprocs=2, join=True)
+    mp.spawn(_train_worker, args=(free_port(), str(run)), nprocs=2, join=True)
     a, b = (torch.load(tmp_path / f"cp_rank{r}.pt", weights_only=True) for r in (0, 1))
     saved = torch.load(run / "checkpoint.pt", weights_only=True)["model"]
     torch.manual_seed(1337)  # the run's seed: the weights it started from
@@ -128,8 +120,7 @@ def test_train_gpt_with_context_parallel_keeps_ranks_identical(tmp_path):
 def test_context_parallel_without_enough_processes_is_one_line(tmp_path, capsys):
     from attnlab.cli import main
 
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("abcdefgh " * 200)
+    corpus = write_corpus(tmp_path)
     args = ["train", "gpt", "--out", str(tmp_path / "r"), "--corpus", str(corpus)]
     assert main([*args, "--context-parallel", "2"]) == 2
     assert "--context-parallel 2 must divide the number of processes (1)" in capsys.readouterr().err

@@ -8,7 +8,6 @@ and full attention, both layouts, grouped-query heads and uneven batch and head 
 from __future__ import annotations
 
 import itertools
-import socket
 
 import pytest
 import torch
@@ -17,18 +16,13 @@ import torch.nn.functional as F
 
 from attnlab.nn.ring import ring_attention, shard_positions, shard_sequence, unshard_sequence
 from attnlab.parity import compare
+from helpers import free_port
 
 CONFIGS = [  # (causal, layout, B, H, Hk, D)
     (causal, layout, B, H, Hk, D)
     for causal, layout in itertools.product((False, True), ("contiguous", "zigzag"))
     for B, H, Hk, D in ((1, 2, 2, 4), (3, 6, 2, 5))
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _inputs(T: int, B: int, H: int, Hk: int, D: int, seed: int):
@@ -61,7 +55,7 @@ def _worker(rank: int, world: int, port: int, T: int, out_dir: str) -> None:
 
 @pytest.mark.parametrize("world, T", [(2, 8), (4, 16)])
 def test_ring_attention_equals_whole_sequence_attention(tmp_path, world, T):
-    mp.spawn(_worker, args=(world, _free_port(), T, str(tmp_path)), nprocs=world, join=True)
+    mp.spawn(_worker, args=(world, free_port(), T, str(tmp_path)), nprocs=world, join=True)
     per_rank = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(world)]
     for i, (causal, layout, B, H, Hk, D) in enumerate(CONFIGS):
         q, k, v, dout = (x.requires_grad_() for x in _inputs(T, B, H, Hk, D, seed=i))

@@ -2,26 +2,18 @@
 
 import json
 import os
-import socket
 
 import torch
 import torch.multiprocessing as mp
 
 from attnlab.models import GPT, GPTConfig
+from helpers import free_port, token_batch
 
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _batch():
-    g = torch.Generator().manual_seed(3)
-    x = torch.randint(11, (4, 8), generator=g)
-    return x, torch.roll(x, -1, dims=1)
+    return token_batch(11, 4, 8, seed=3)
 
 
 def _ddp_worker(rank: int, port: int, out: str) -> None:
@@ -68,7 +60,7 @@ def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
 
 def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_batch(tmp_path):
     out = str(tmp_path / "grads.pt")
-    mp.spawn(_ddp_worker, args=(_free_port(), out), nprocs=2, join=True)
+    mp.spawn(_ddp_worker, args=(free_port(), out), nprocs=2, join=True)
     torch.manual_seed(0)
     model = GPT(CFG)
     x, y = _batch()
@@ -80,7 +72,7 @@ def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_bat
 
 def test_trainer_under_two_processes_writes_from_rank_0_only(tmp_path):
     run = tmp_path / "run"
-    mp.spawn(_trainer_worker, args=(_free_port(), str(run)), nprocs=2, join=True)
+    mp.spawn(_trainer_worker, args=(free_port(), str(run)), nprocs=2, join=True)
     names = {p.name for p in run.iterdir()}
     assert {"checkpoint.pt", "log.jsonl", "config.json", "tokenizer.json"} <= names
     log = (run / "log.jsonl").read_text().splitlines()
@@ -131,7 +123,7 @@ def test_seq2seq_loss_goes_through_ddp(tmp_path):
     from attnlab.train.seq2seq import SRC, TGT, DateTask, encode_batch
 
     out = str(tmp_path / "grads.pt")
-    mp.spawn(_seq2seq_worker, args=(_free_port(), out), nprocs=2, join=True)
+    mp.spawn(_seq2seq_worker, args=(free_port(), out), nprocs=2, join=True)
     torch.manual_seed(0)
     model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), emb=8, hidden=8, attn_hidden=8))
     halves = [encode_batch(S2S_PAIRS[:2]), encode_batch(S2S_PAIRS[2:])]

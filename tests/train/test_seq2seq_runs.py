@@ -99,3 +99,13 @@ def test_compare_runs_every_kind_with_length_buckets():
     assert [r.attention for r in rows] == ["none", "bahdanau"]
     assert all(0 <= r.exact <= 1 and r.by_length for r in rows)
     assert "len 0-10" in format_comparison(rows)
+
+
+def test_the_shade_legend_names_each_shade_with_the_weights_it_stands_for():
+    from attnlab.tables import SHADES, shade_legend
+
+    legend = shade_legend()
+    assert legend.count("<") == len(SHADES) - 1 and "@ >=0.9" in legend
+    w = np.array([[0.05, 0.15, 0.95]])  # each weight gets the shade its legend entry names
+    row = text_heatmap(w, "abc", "x").splitlines()[1]
+    assert row.split("  ", 1)[1] == "  · @" and "␣ <0.1" in legend and "· <0.2" in legend

@@ -322,3 +322,19 @@ def test_ctrl_c_prints_the_exact_command_that_resumes_the_run(tmp_path, capsys):
     assert main(command[1:]) == 0  # the printed command, as given, finishes this very run
     assert capsys.readouterr().out.startswith("done: iter 8,")
     assert load_checkpoint(out / "checkpoint.pt")["iter"] == 8
+
+
+def test_train_help_shows_the_defaults_and_seq2seq_says_how_long_it_will_take(capsys):
+    from attnlab.commands.train import _seq2seq_plan
+
+    for args in (["train", "gpt", "--help"], ["train", "seq2seq", "--help"]):
+        assert main(args) == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "(default tiny: tiny 1000 iterations, nanogpt-cpu 2000 iterations" in text
+    assert "training steps (default the preset's; tiny: 1000)" in text
+    assert "training steps (default 3000, about 3.5 minutes on 2 CPU cores)" in text
+    assert _seq2seq_plan({}, {}, "runs/d").startswith(
+        "training 3000 iterations into runs/d, about 3.5 minutes on 2 CPU cores"
+    )
+    assert ", about 30 seconds" in _seq2seq_plan({}, {"max_iters": 3000, "max_seconds": 30}, "d")
+    assert "about" not in _seq2seq_plan({"hidden": 8}, {}, "d")  # another model: no guess

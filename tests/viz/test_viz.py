@@ -105,9 +105,9 @@ def test_head_grid_titles_keep_the_models_layer_and_head_numbers(monkeypatch, tm
 def test_viz_gpt_passes_the_chosen_layer_to_the_titles(monkeypatch, tmp_path):
     from attnlab import viz
     from attnlab.cli import main
+    from helpers import write_corpus
 
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("abcdefgh " * 200)
+    corpus = write_corpus(tmp_path)
     run = tmp_path / "run"
     args = ["--n-layer", "2", "--n-head", "2", "--n-embd", "8", "--block-size", "8"]
     assert main(["train", "gpt", "--out", str(run), "--corpus", str(corpus), *args,

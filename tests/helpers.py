@@ -1,0 +1,40 @@
+"""What several test areas share: a free port, tiny corpora, token batches, tiny model flags.
+
+Imported as ``helpers`` (tests/conftest.py puts this folder on ``sys.path``; spawned worker
+processes inherit that path).
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import torch
+
+TINY_CORPUS = "abcdefgh " * 200  # 9 characters: a vocabulary a 1-step model can hold
+PROSE_CORPUS = "to be, or not to be: that is the question.\n" * 120
+# ``attnlab train gpt`` flags for a GPT that trains in well under a second per step
+TINY_GPT = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16"]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (for gloo rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:
+    """A UTF-8 corpus file in ``folder``."""
+    path = Path(folder) / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def token_batch(
+    vocab: int, batch: int, length: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random tokens x ``(batch, length)`` and next-token targets y (x shifted left by one)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(vocab, (batch, length), generator=g)
+    return x, torch.roll(x, -1, dims=1)
