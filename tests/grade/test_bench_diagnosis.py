@@ -39,13 +39,13 @@ def test_every_operator_makes_mutants_that_differ_from_the_solution(bench):
     assert by_operator == {op.name for op in bench.OPERATORS}  # each applies somewhere
     for m in found[:: max(1, len(found) // 40)]:
         ast.parse(m.source)
-        assert m.source != ast.unparse(ast.parse(bench.SOLUTIONS[m.exercise][m.style]))
+        assert m.source != ast.unparse(ast.parse(bench.solutions()[m.exercise][m.style]))
 
 
 def test_the_right_solutions_pass(bench):
     from attnlab.grade import check
 
-    for exercise, styles in bench.SOLUTIONS.items():
+    for exercise, styles in bench.SOLUTIONS.items():  # (the corpus's are tested in test_grade)
         for style, source in styles.items():
             r = check(bench._load(source, exercise), exercise, seed=5)
             assert r.passed, (exercise, style, r.mistakes)

@@ -73,15 +73,22 @@ class Prepared:
             self._naive[i, low] = out
         return self._naive[i, low]
 
-    def candidates(self, i: int, low: bool = False) -> dict:
-        """Case ``i``'s versions, computed in float64 (or float32 when ``low``: an answer
-        computed in float32 overflows, and rounds, where float32 does)."""
+    def candidates(self, i: int, low: bool = False) -> dict[tuple[str, int], tuple]:
+        """Case ``i``'s versions that differ from the right answer, by (id, which version),
+        computed in float64 (or float32 when ``low``: an answer computed in float32
+        overflows, and rounds, where float32 does). Once per case: a class shares them."""
         if self._candidates is None:
             self._candidates = {}
         if (i, low) not in self._candidates:
-            c = self.cases[i]
+            c, want = self.cases[i], self.expected[i]
             args = [a.astype(np.float32) if low else a for a in as_float64(c)]
-            self._candidates[i, low] = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+            found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+            self._candidates[i, low] = {
+                (mid, k): out
+                for mid, alts in found.items()
+                for k, out in enumerate(alts)
+                if out is not None and differs(out, want, low or c.float32)
+            }
         return self._candidates[i, low]
 
 
@@ -271,9 +278,12 @@ def problems(prep: Prepared, i: int, got: list) -> tuple[list[str], list[str]]:
 # ---- known mistakes: versions that reproduce the answer ---------------------------------------
 
 
-def matches(got: list[np.ndarray], candidate: tuple, expected: tuple, low_precision: bool) -> bool:
+def matches(
+    got: list[np.ndarray], candidate: tuple, expected: tuple, low_precision: bool, known=False
+) -> bool:
     """Whether the learner's outputs equal a wrong version (which itself differs from the
-    truth), within float32's tolerance when the task or the answer is in float32."""
+    truth: ``known`` when that was checked already), within float32's tolerance when the task
+    or the answer is in float32."""
     if candidate is None or len(candidate) < len(got):
         return False
     differs = False
@@ -285,7 +295,7 @@ def matches(got: list[np.ndarray], candidate: tuple, expected: tuple, low_precis
         tol = {"rtol": 1e-3, "atol": 1e-5} if loose else {"rtol": 1e-7, "atol": 1e-9}
         if not np.allclose(g.astype(np.float64), c, equal_nan=True, **tol):
             return False
-        if e.shape != c.shape or not np.allclose(c, e, equal_nan=True):
+        if known or e.shape != c.shape or not np.allclose(c, e, equal_nan=True):
             differs = True
     return differs
 
@@ -320,10 +330,13 @@ def evidence(prep: Prepared, i: int, got: list) -> Evidence:
     hypothesis read off the learner's own answer, e.g. the base of a sin/cos table) only when
     no fixed version reproduces the answer."""
     ex, case, want = prep.ex, prep.cases[i], prep.expected[i]
-    found = weigh(prep.candidates(i), got, want, case.float32)
+    found = {
+        key: matches(got, c, want, case.float32, known=True)
+        for key, c in prep.candidates(i).items()
+    }
     if _low(got):
-        for key, fits in weigh(prep.candidates(i, low=True), got, want, True).items():
-            found[key] = found.get(key, False) or fits
+        for key, c in prep.candidates(i, low=True).items():
+            found[key] = found.get(key, False) or matches(got, c, want, True, known=True)
     if ex.probes is not None and not any(found.values()):  # probes: keys of their own
         args = (*as_float64(case), *case.scalars)
         found.update(weigh(ex.probes(*args, got, **case.kwargs), got, want, case.float32))
