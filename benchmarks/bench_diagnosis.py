@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
+import io
 import random
 import sys
 import time
@@ -857,7 +859,15 @@ def _all_calls(tree, names, change) -> ast.AST | None:
 
 
 def _returns_of(fn: ast.FunctionDef) -> list[ast.Return]:
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None]
+    """The function's own returns (not those of functions defined inside it)."""
+    found, todo = [], list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return) and n.value is not None:
+            found.append(n)
+        elif not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            todo += ast.iter_child_nodes(n)
+    return found
 
 
 def _scale_moved(tree: ast.Module) -> ast.AST | None:
@@ -1017,7 +1027,7 @@ def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
         fn = _load(m.source, m.exercise)
     except Exception:
         return "unnamed", ["crash"], False
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), contextlib.redirect_stdout(io.StringIO()):  # its prints
         run = run_in_process(fn, [*prep.cases, *prep.twins])
         r = verdict(prep, run, [], "en")
     same = _same_numbers(prep, run)
