@@ -1054,9 +1054,12 @@ def _same_numbers(prep, run) -> bool:
     return True
 
 
-def run(seeds: int = 2, sample: int | None = None, rng_seed: int = 0) -> dict:
-    """Grade every mutant (or a sample of them) on ``seeds`` seeds; the counts and the misses."""
-    found = list(mutants())
+def run(
+    seeds: int = 2, sample: int | None = None, rng_seed: int = 0, found: list | None = None
+) -> dict:
+    """Grade every mutant (or a sample of them) on ``seeds`` seeds; the counts and the misses
+    (``found``: the mutants, if already made)."""
+    found = list(mutants()) if found is None else list(found)
     if sample is not None and sample < len(found):
         found = random.Random(rng_seed).sample(found, sample)
     per_ex: dict[str, Counter] = defaultdict(Counter)
