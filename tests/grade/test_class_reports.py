@@ -45,9 +45,31 @@ def test_gradebook_has_one_row_per_student_and_one_column_per_exercise(klass):
     rows = list(csv.DictReader(io.StringIO(report.gradebook(reports))))
     by = {r["student"]: r for r in rows}
     assert set(by) == {"alice", "bob", "carol", EVIL}
-    assert list(rows[0]) == ["student", "causal_mask", "self_attention", "mean"]
+    assert list(rows[0]) == ["student", "causal_mask", "self_attention", "mean",
+                             "causal_mask mistakes", "self_attention mistakes"]  # fmt: skip
     assert by["alice"]["self_attention"] == "1.0000" and by["alice"]["causal_mask"] == "1.0000"
     assert float(by["bob"]["self_attention"]) < 1 and by["carol"]["causal_mask"] == ""
+    # who needs which hint: each student's mistake ids per exercise
+    assert by["bob"]["self_attention mistakes"] == "missing_scale"
+    assert by["bob"]["causal_mask mistakes"] == "mask_orientation"
+    assert by["alice"]["self_attention mistakes"] == "" == by["carol"]["causal_mask mistakes"]
+
+
+def test_every_format_is_written_atomically_with_o(klass, tmp_path, capsys):
+    from attnlab.cli import main
+
+    folder, _ = klass
+    out = tmp_path / "reports" / "class.html"
+    assert main(["grade", str(folder), "--format", "html", "-o", str(out), "--seed", "3"]) == 1
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and "missing_scale" in page
+    assert capsys.readouterr().out == ""  # the report went to the file only
+    assert [p.name for p in out.parent.iterdir()] == ["class.html"]  # no temp file left
+    one = tmp_path / "one.json"
+    bad = CORPUS / "self_attention__missing_scale__no_sqrt.py"
+    assert main(["grade", str(bad), "--format", "json", "--output", str(one), "--seed", "3"]) == 1
+    assert '"missing_scale"' in one.read_text(encoding="utf-8")
+    assert main(["grade", str(bad), "-o", str(tmp_path)]) == 2  # a folder: a usage error
 
 
 def test_html_class_report_in_a_browser(klass, browser, tmp_path):
@@ -69,4 +91,6 @@ def test_html_class_report_in_a_browser(klass, browser, tmp_path):
     assert page.locator("#gradebook img").count() == 0
     mistakes = page.inner_text("#mistakes")
     assert "mask_orientation" in mistakes and "np.tril" in mistakes  # its hint beside it
+    bob = page.locator("#gradebook tr", has_text="bob").inner_text()
+    assert "missing_scale" in bob and "mask_orientation" in bob  # his mistakes in his row
     page.close()

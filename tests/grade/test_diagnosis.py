@@ -2,8 +2,8 @@
 submission that fits no known mistake gets no name.
 
 The corpus functions are our own (trusted), so the 20-seed sweep calls them in-process and runs
-the grader's own judging code on their answers (``_judge_cases``); a few files also go through
-the real sandboxed grader over 20 seeds.
+the grader's own judging code on their answers (``diagnosis.judge``); the sandboxed grader
+itself is checked on a few seeds (the sweep covers the seeds).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from attnlab.grade import grade_file, grade_source
 from attnlab.grade.exercises import EXERCISES
-from attnlab.grade.grader import verdict
+from attnlab.grade.grader import prepared, verdict
 from attnlab.grade.inprocess import run_in_process
 from attnlab.grade.variants import estimated_pe_base, positional
 
@@ -24,15 +24,15 @@ NOT_VALUE_BASED = ("crash", "timeout", "syntax_error", "forbidden_import", "grad
                    "missing_function", "fail", "mutates_input", "wrong_return")  # fmt: skip
 VALUE_FILES = sorted(p for p in CORPUS.glob("*.py") if p.stem.split("__")[1] not in NOT_VALUE_BASED)
 SEEDS = range(20)
+SANDBOXED_SEEDS = (0, 7, 19)
 
 
 def _verdict(path: Path, seed: int) -> tuple[bool, str | None]:
     exercise = path.stem.split("__")[0]
     ns: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), ns)
-    ex = EXERCISES[exercise]
-    cases = ex.make_cases(np.random.default_rng(seed))
-    r = verdict(ex, cases, run_in_process(ns[exercise], cases), [], "en")
+    prep = prepared(exercise, seed)
+    r = verdict(prep, run_in_process(ns[exercise], [*prep.cases, *prep.twins]), [], "en")
     return r.passed, (r.mistakes or [None])[0]
 
 
@@ -48,8 +48,8 @@ def test_verdict_and_name_are_the_same_for_every_seed(path):
     "name",
     ["softmax_rows__unstable_softmax__global_max", "additive_attention__unstable_softmax__no_max"],
 )
-def test_the_issues_seed_dependent_cases_fail_for_every_seed_in_the_real_grader(name):
-    for seed in SEEDS:
+def test_the_issues_seed_dependent_cases_fail_in_the_real_grader(name):
+    for seed in SANDBOXED_SEEDS:  # the in-process sweep above covers all 20 seeds
         r = grade_file(CORPUS / f"{name}.py", seed=seed)
         assert not r.passed and r.mistakes[0] == "unstable_softmax", (seed, r.mistakes)
 
@@ -89,11 +89,11 @@ def positional_encoding(T, d):
 
 
 def test_hint_levels_go_from_concept_to_fix():
-    from attnlab.grade.hints import HINTS, hint
+    from attnlab.grade.mistakes import MISTAKES, hint
 
-    for mid in HINTS:
+    for mid, m in MISTAKES.items():
         one, two, three = (hint(mid, "en", k) for k in (1, 2, 3))
-        assert one and two.startswith(one) and len(two) > len(one) and three == HINTS[mid]("en")
+        assert one and two.startswith(one) and len(two) > len(one) and three == m.fix("en")
     r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py", seed=0, hint_level=1)
     assert r.hints["missing_scale"] == hint("missing_scale", "en", 1)
     assert "sqrt" not in r.hints["missing_scale"]  # level 1 names the concept, not the fix
@@ -231,3 +231,100 @@ def test_starters_in_each_language_parse_and_fail_cleanly_until_filled(tmp_path,
     assert main(["exercise", "start", "causal_mask", str(out), "--lang", lang]) == 0
     r = grade_file(out, seed=0)
     assert r.mistakes == ["crash"] and r.score == 0
+
+
+def test_every_id_is_one_entry_with_hints_in_each_language_and_the_glossarys_terms():
+    from attnlab.grade import variants
+    from attnlab.grade.mistakes import ENTRIES, MISTAKES, STEPS
+
+    assert len(MISTAKES) == len(ENTRIES)  # no id twice
+    functions = {
+        "attention": variants.attention, "softmax": variants.softmax, "mask": variants.causal,
+        "heads": variants.multi_head, "projections": variants.self_attention,
+        "positions": variants.positional, "additive": variants.additive,
+    }  # fmt: skip
+    for m in ENTRIES:
+        assert m.step in STEPS and m.fix.en and m.fix.ja and m.fix.zh, m.id
+        texts = [m.fix, *STEPS[m.step]]  # levels 3, 1 and 2
+        assert not any(w in t.ja for t in texts for w in ("注意し", "点数", "値（V")), m.id
+        assert not any("得分" in t.zh for t in texts), m.id
+        for family, changes in m.versions.items():
+            assert family in functions, (m.id, family)
+            for c in changes:  # every keyword is one the variant function takes
+                code = functions[family].__code__
+                known = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+                extra = {"scale", "scale_at", "mask_mode", "diagonal", "upper", "fill",
+                         "transpose", "weights_T", "max_over", "sum_over", "keepdims"}  # fmt: skip
+                assert set(c) <= known | extra, (m.id, c)
+    named = {p.stem.split("__")[1] for p in CORPUS.iterdir()} - {"pass", "fail"}
+    assert named <= set(MISTAKES)
+
+
+def test_an_imitated_report_is_named_beside_what_the_numbers_show():
+    src = (CORPUS / "self_attention__grader_tampering__prints_passed.py").read_text()
+    right = grade_source(src, "self_attention", seed=2, isolation="process")
+    assert not right.passed and right.mistakes == ["grader_tampering"]
+    unscaled = src.replace(" / np.sqrt(K.shape[1])", "")
+    r = grade_source(unscaled, "self_attention", seed=2, isolation="process")
+    assert r.mistakes == ["grader_tampering", "missing_scale"]
+    clean = grade_source(
+        src.replace('print("PASSED")', 'print("all my tests passed")').replace(
+            'print("self_attention: 12/12 checks passed (score 1.00, seed 0)")', ""
+        ),
+        "self_attention",
+        seed=2,
+        isolation="process",
+    )
+    assert clean.passed  # a learner's own "passed" message is not an imitation
+
+
+def test_a_forbidden_module_sought_by_any_route_is_named_and_nothing_else():
+    routes = [
+        'import importlib.util as u\nFOUND = u.find_spec("attn" + "lab")',
+        'import importlib\ntry:\n    importlib.import_module("tor" + "ch")\nexcept ImportError:\n    pass',
+        'try:\n    __import__("attn" + "lab.ref")\nexcept ImportError:\n    pass',
+        "import os, numpy\nroot = os.path.dirname(os.path.dirname(numpy.__file__))\n"
+        'try:\n    os.listdir(os.path.join(root, "attn" + "lab"))\nexcept OSError:\n    pass',
+    ]
+    fallback = "\nimport numpy as np\ndef self_attention(X, W_Q, W_K, W_V, mask=False):\n" \
+        "    T = X.shape[0]\n    return np.zeros((T, W_V.shape[1])), np.zeros((T, T))\n"  # fmt: skip
+    for route in routes:
+        r = grade_source(route + fallback, "self_attention", seed=1, isolation="process")
+        assert r.mistakes == ["forbidden_import"], (route, r.mistakes)
+    literal = 'import importlib\nref = importlib.import_module("attnlab.ref")' + fallback
+    r = grade_source(literal, "self_attention", seed=1, isolation="process")
+    assert r.mistakes == ["forbidden_import"] and "allowed imports" in r.checks[-1].name
+
+
+def test_the_graders_answers_are_pytorchs_float64_answers():
+    """The grader knows the answers without torch (attnlab.ref in float64): held to PyTorch."""
+    import torch
+
+    from attnlab.oracles import sdpa_with_weights, torch_mha
+
+    def attention(Q, K, V, mask):
+        out, w = sdpa_with_weights(Q, K, V, causal=bool(mask))
+        return out.numpy(), w.numpy()
+
+    def additive(query, keys, W_q, W_k, v):
+        t = [torch.from_numpy(a) for a in (query, keys, W_q, W_k, v)]
+        w = torch.softmax(torch.tanh(t[0] @ t[2] + t[1] @ t[3]) @ t[4], dim=-1)
+        return (w @ t[1]).numpy(), w.numpy()
+
+    def mha(X, W_Q, W_K, W_V, W_O, h, mask=False):
+        with torch.no_grad():
+            out, _ = torch_mha(X[None], X[None], X[None], W_Q, W_K, W_V, W_O, h, causal=mask)
+        return (out[0].numpy(),)
+
+    oracles = {
+        "scaled_dot_product_attention": lambda Q, K, V, mask=False: attention(Q, K, V, mask)[:1],
+        "self_attention": lambda X, Wq, Wk, Wv, mask=False: attention(X @ Wq, X @ Wk, X @ Wv, mask),
+        "multi_head_attention": mha,
+        "additive_attention": additive,
+    }
+    for name, oracle in oracles.items():
+        prep = prepared(name, 0)
+        for case, want in zip(prep.cases, prep.expected, strict=True):
+            args = [np.asarray(a, np.float64) for a in case.arrays.values()]
+            for got, exp in zip(want, oracle(*args, *case.scalars, **case.kwargs), strict=True):
+                np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-10, err_msg=case.name)

@@ -21,7 +21,9 @@ def add_parser(sub) -> None:
     p.add_argument("name", nargs="?", help="exercise name, for start and autograder")
     p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.add_argument("-o", "--out", metavar="DIR", help="autograder: the folder to write")
+    p.add_argument(
+        "-o", "--output", "--out", dest="out", metavar="DIR", help="autograder: the folder to write"
+    )
     add_lang(p, "summaries and starter")
     p.set_defaults(run=run)
 

@@ -27,8 +27,8 @@ def add_parser(sub) -> None:
         "folder is refused unless --no-sandbox is given. Exit 0 if every check passes, 1 if any "
         "fails, 2 on usage errors and internal grader errors.",
         epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
-        "attnlab grade submissions/ --exercise self_attention --format csv | attnlab grade "
-        "class/ --format html > report.html (class/alice/*.py, class/bob/*.py, ...)",
+        "attnlab grade submissions/ --exercise self_attention --format csv -o class.csv | "
+        "attnlab grade class/ --format html -o report.html (class/alice/*.py, class/bob/*.py)",
     )
     p.add_argument(
         "path", metavar="FILE|DIR", help="a .py or .ipynb submission, or a folder of them"
@@ -46,6 +46,14 @@ def add_parser(sub) -> None:
         help="text (default), json, junit, csv (class: one row per file), gradescope (one "
         "file: Gradescope's results.json), gradebook (class: one row per student, one column "
         "per exercise), html (class: a report to open in a browser)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        "--out",
+        metavar="FILE",
+        help="write the report to FILE (atomically: a reader never sees half a report) "
+        "instead of standard output",
     )
     p.add_argument(
         "--timeout",
@@ -103,6 +111,8 @@ def run(a) -> int:
         raise UserError("--plot draws one file's weights; grade a single file with it")
     if path.is_dir() and a.format == "gradescope":
         raise UserError("--format gradescope grades one file (Gradescope runs once per student)")
+    if a.output and Path(a.output).is_dir():
+        raise UserError(f"-o {a.output}: a folder, expected a file name such as report.html")
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
     kw = dict(
         lang=a.lang,
@@ -121,7 +131,11 @@ def run(a) -> int:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
         raise UserError(str(e)) from None
-    print(report.render(reports, a.format, a.lang, single=not path.is_dir()), end="")
+    body = report.render(reports, a.format, a.lang, single=not path.is_dir())
+    if a.output:
+        _write(a.output, body)
+    else:
+        print(body, end="")
     if path.is_dir():
         print(report.class_summary(reports, a.lang), file=sys.stderr)
     elif a.plot:
@@ -132,6 +146,13 @@ def run(a) -> int:
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _write(output: str, body: str) -> None:
+    from ..files import atomic_write_text
+
+    out = atomic_write_text(output, body)
+    print(f"wrote {out}", file=sys.stderr)
 
 
 def _plot(r, path: str) -> None:

@@ -40,6 +40,7 @@ def _guard_imports(allowed: set[str]) -> None:
         )
         top = name.split(".")[0]
         if caller == "submission" and level == 0 and top not in allowed:
+            _note(top)
             raise ImportError(f"FORBIDDEN_IMPORT:{top}")
         return real_import(name, globals, locals, fromlist, level)
 
@@ -51,10 +52,82 @@ def _guard_imports(allowed: set[str]) -> None:
     def guarded_import_module(name, package=None):
         top = name.split(".")[0]
         if sys._getframe(1).f_globals.get("__name__") == "submission" and top not in allowed:
+            _note(top)
             raise ImportError(f"FORBIDDEN_IMPORT:{top}")
         return real_import_module(name, package)
 
     importlib.import_module = guarded_import_module
+
+
+FORBIDDEN_PATH = ("attnlab", "torch")
+PATH_EVENTS = ("open", "os.listdir", "os.scandir", "glob.glob", "os.chdir", "shutil.copyfile")
+ATTEMPTS: list = []  # forbidden modules or files the submission sought, by any route
+
+
+def _in_submission(f) -> bool:
+    return f.f_code.co_filename == FILENAME or f.f_globals.get("__name__") == "submission"
+
+
+def _from_submission(direct: bool = False) -> bool:
+    """Whether the submission's code is on the stack; ``direct``: it is the caller, once the
+    import machinery's own frames are skipped (NumPy's internal imports are not its doing)."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if _in_submission(f):
+            return True
+        if direct and not (name.startswith("<frozen") or "importlib" in name or "pkgutil" in name):
+            return False
+        f = f.f_back
+    return False
+
+
+def _sought(top: str, allowed) -> None:
+    """A module lookup: noted when it is forbidden and the submission asked for it (or for
+    attnlab/torch from anywhere the submission called)."""
+    if top in allowed:
+        return
+    if _from_submission(direct=top not in FORBIDDEN_PATH):
+        _note(top)
+
+
+def _note(what: str) -> None:
+    if what not in ATTEMPTS and len(ATTEMPTS) < 10:
+        ATTEMPTS.append(what)
+
+
+class _Watch:
+    """First on sys.meta_path: sees every lookup of a module not yet loaded (import statement,
+    __import__, importlib.import_module, importlib.util.find_spec, pkgutil) and finds nothing."""
+
+    def __init__(self, allowed: set[str]):
+        self.allowed = allowed
+
+    def find_spec(self, name, path=None, target=None):
+        _sought(name.split(".")[0], self.allowed)
+        return None
+
+
+def _watch(allowed: set[str]) -> None:
+    """Record every attempt to reach a forbidden module: module lookups (a meta path finder
+    that cannot be bypassed by any import route) and paths into attnlab or torch (an audit
+    hook, which cannot be removed)."""
+    sys.meta_path.insert(0, _Watch(allowed))
+
+    def hook(event, args):
+        if event in PATH_EVENTS and args:
+            path = args[0]
+            if isinstance(path, (str, bytes, os.PathLike)):
+                text = os.fsdecode(os.fspath(path)) if not isinstance(path, str) else path
+                parts = text.replace("\\", "/").split("/")
+                for name in FORBIDDEN_PATH:
+                    if any(p == name or p.startswith(name + ".") for p in parts):
+                        if _from_submission():
+                            _note(name)
+        elif event == "import" and args:
+            _sought(str(args[0]).split(".")[0], allowed)
+
+    sys.addaudithook(hook)
 
 
 def _snapshot(modules) -> dict[str, int]:
@@ -155,11 +228,12 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
     spec["allowed_set"] = allowed
     if allowed is not None:
         _guard_imports(allowed)
+        _watch(allowed)
     FILENAME = spec["filename"]
     env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
     watched = (np, np.testing, np.linalg, builtins)
     before = _snapshot(watched)
-    status = {"load_error": None, "cases": [], "tampered": []}
+    status = {"load_error": None, "cases": [], "tampered": [], "attempts": ATTEMPTS}
     try:
         exec(compile(source, FILENAME, "exec"), env)
     except BaseException as e:

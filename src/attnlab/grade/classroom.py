@@ -6,8 +6,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .grader import Check, Report, grade_text
+from .grader import grade_text
 from .notebook import read_submission
+from .results import CheckResult, Report
 from .sandbox import resolve_isolation
 
 SUFFIXES = (".py", ".ipynb")
@@ -27,14 +28,8 @@ def submissions_in(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def student_of(file: str) -> str:
-    """The student a class-mode report belongs to: its subfolder, or the file's own name."""
-    path = Path(file)
-    return path.parts[0] if len(path.parts) > 1 else path.stem
-
-
 def _refused(path: Path, exercise: str | None, why: str, mistake: str, folder: Path) -> Report:
-    checks = [Check("submission", False, why)]
+    checks = [CheckResult("submission", False, why)]
     rel = str(path.relative_to(folder))
     return Report(exercise or "unknown", False, 0.0, checks, [mistake], file=rel)
 

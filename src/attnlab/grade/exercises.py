@@ -1,7 +1,7 @@
 """The exercise catalogue: contracts, test cases, references and the mistakes each can show.
 
-References run in float64 through PyTorch where it has the operation (and through
-``attnlab.ref``, itself checked against PyTorch, where it has none). Cases mix fixed and fresh
+References run in float64 through ``attnlab.ref`` (held to PyTorch's float64 to 1e-10 by the
+tests), so grading never imports torch. Cases mix fixed and fresh
 random inputs: masked and unmasked, d_model != d_k, T = 1, T != S where the contract allows it,
 large magnitudes (which break a softmax without max subtraction), float32 and float64.
 """
@@ -17,6 +17,7 @@ import numpy as np
 from .. import ref
 from ..i18n import Text
 from . import variants as wrong
+from .mistakes import MISTAKES, versions
 
 NUMPY_ONLY = ("numpy",)
 Outputs = tuple[np.ndarray, ...]
@@ -55,16 +56,30 @@ class Exercise:
     probes: Callable[..., dict[str, list[Outputs | None]]] | None = None
 
 
+def twins(cases: list[Case], seed: int) -> list[tuple[int, Case]]:
+    """For each case with array inputs, a twin: the same shapes, dtypes and keywords, other
+    numbers (a function that computes gives other answers; one that looks them up, the same)."""
+    rng = np.random.default_rng([seed, 7919])
+    found = []
+    for i, c in enumerate(cases):
+        if not c.arrays:
+            continue
+        arrays = {
+            n: (a + rng.standard_normal(a.shape) * max(1.0, float(np.std(a)))).astype(a.dtype)
+            for n, a in c.arrays.items()
+        }
+        found.append((i, Case(c.name + " (twin)", arrays, c.scalars, dict(c.kwargs), c.large)))
+    return found
+
+
 # ---- references ------------------------------------------------------------------------------
 
 
-def _torch_attention(Q, K, V, mask: bool, scale: float | None = None) -> Outputs:
-    """(output, weights) from PyTorch in float64 (``attnlab.oracles``)."""
-    from ..oracles import sdpa_with_weights
-
+def _reference_attention(Q, K, V, mask: bool) -> Outputs:
+    """(output, weights) from ``attnlab.ref`` in float64 (itself held to PyTorch's float64 to
+    1e-10 by tests/ref and tests/grade: the grader needs no torch to know the answers)."""
     q, k, v = (np.asarray(a, np.float64) for a in (Q, K, V))
-    out, w = sdpa_with_weights(q, k, v, causal=bool(mask), scale=scale)
-    return out.numpy(), w.numpy()
+    return ref.scaled_dot_product_attention(q, k, v, is_causal=bool(mask), return_weights=True)
 
 
 def _fixed() -> np.random.Generator:
@@ -73,19 +88,22 @@ def _fixed() -> np.random.Generator:
     return np.random.default_rng(20241130)
 
 
-def _attention_mistakes(
-    Q, K, V, mask: bool, **extra: list[dict]
-) -> dict[str, list[Outputs | None]]:
-    found: dict[str, list[Outputs | None]] = {}
-    for mid, changes in wrong.ATTENTION_MISTAKES.items():
-        if mid.startswith("mask") and not mask:
-            continue
-        found[mid] = [wrong.safe(wrong.attention, Q, K, V, mask, **c) for c in changes]
-    for mid, changes in extra.items():
-        found.setdefault(mid, []).extend(
-            wrong.safe(wrong.attention, Q, K, V, mask, **c) for c in changes
-        )
-    return found
+def _candidates(fn: Callable, family: str, *, mask: bool = True) -> dict[str, list]:
+    """{id: [outputs of each version]} for the mistakes with versions in ``family``: ``fn(**c)``
+    runs one version (None where it cannot run on these shapes). Mask mistakes need a mask."""
+    return {
+        mid: [wrong.safe(fn, **c) for c in changes]
+        for mid, changes in versions(family).items()
+        if mask or MISTAKES[mid].step != "mask"
+    }
+
+
+def _merged(*found: dict[str, list]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in found:
+        for mid, outs in f.items():
+            out.setdefault(mid, []).extend(outs)
+    return out
 
 
 # ---- softmax_rows ---------------------------------------------------------------------------
@@ -106,10 +124,7 @@ def _softmax_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _softmax_mistakes(x) -> dict[str, list[Outputs | None]]:
-    return {
-        mid: [wrong.safe(lambda c=c: (wrong.softmax(x, **c),)) for c in changes]
-        for mid, changes in wrong.SOFTMAX_MISTAKES.items()
-    }
+    return _candidates(lambda **c: (wrong.softmax(x, **c),), "softmax")
 
 
 # ---- causal_mask ------------------------------------------------------------------------------
@@ -120,11 +135,7 @@ def _mask_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _mask_mistakes(T: int) -> dict[str, list[Outputs]]:
-    ones = np.ones((T, T), dtype=bool)
-    return {
-        "mask_orientation": [(np.triu(ones),)],
-        "mask_diagonal_excluded": [(np.tril(ones, -1),)],
-    }
+    return _candidates(lambda **c: (wrong.causal(T, **c),), "mask")
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------------
@@ -176,14 +187,11 @@ def _fixed_attention_cases(inputs) -> list[Case]:
 
 
 def _sdpa_ref(Q, K, V, mask=False) -> Outputs:
-    return (_torch_attention(Q, K, V, mask)[0],)
+    return (_reference_attention(Q, K, V, mask)[0],)
 
 
 def _sdpa_mistakes(Q, K, V, mask=False):
-    return {
-        k: [None if o is None else (o[0],) for o in v]
-        for k, v in _attention_mistakes(Q, K, V, mask).items()
-    }
+    return _candidates(lambda **c: wrong.attention(Q, K, V, mask, **c)[:1], "attention", mask=mask)
 
 
 # ---- self_attention (the course's mini project) ----------------------------------------------
@@ -236,18 +244,14 @@ def _self_attn_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
-    return _torch_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
+    return _reference_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
 
 
 def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
-    d_model = X.shape[1]
-    found = _attention_mistakes(
-        X @ W_Q, X @ W_K, X @ W_V, mask, wrong_scale=[{"scale": math.sqrt(d_model)}]
-    )
-    found["wrong_value_projection"] = [
-        wrong.safe(wrong.attention, X @ W_Q, X @ W_K, X @ W, mask) for W in (W_K, W_Q)
-    ]
-    return found
+    def run(**c):
+        return wrong.self_attention(X, W_Q, W_K, W_V, mask, **c)
+
+    return _merged(_candidates(run, "attention", mask=mask), _candidates(run, "projections"))
 
 
 # ---- multi_head_attention --------------------------------------------------------------------
@@ -284,39 +288,16 @@ def _mha_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
-    import torch
-
-    from ..oracles import torch_mha
-
-    x = np.asarray(X, np.float64)[None]
-    with torch.no_grad():
-        out, _ = torch_mha(x, x, x, W_Q, W_K, W_V, W_O, num_heads, causal=bool(mask))
-    return (out[0].numpy(),)
+    x = np.asarray(X, np.float64)
+    out, _ = ref.multi_head_attention(x, x, x, W_Q, W_K, W_V, W_O, num_heads, is_causal=bool(mask))
+    return (out,)
 
 
 def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
-    d_model = X.shape[1]
-    Q, K, Vv = (ref.split_heads(X @ W, num_heads) for W in (W_Q, W_K, W_V))  # (H, T, d_k)
-    per_head: dict[str, list] = {}
-    for h in range(num_heads):
-        for mid, outs in _attention_mistakes(
-            Q[h], K[h], Vv[h], mask, wrong_scale=[{"scale": math.sqrt(d_model)}]
-        ).items():
-            per_head.setdefault(mid, [[] for _ in outs])
-            for j, o in enumerate(outs):
-                per_head[mid][j].append(None if o is None else o[0])
-    found = {}
-    for mid, alts in per_head.items():
-        found[mid] = [
-            None if any(o is None for o in heads) else (np.concatenate(heads, axis=-1) @ W_O,)
-            for heads in alts
-        ]
-    for mid, changes in wrong.MHA_MISTAKES.items():
-        found[mid] = [
-            wrong.safe(lambda c=c: (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),))
-            for c in changes
-        ]
-    return found
+    def run(**c):
+        return (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),)
+
+    return _merged(_candidates(run, "attention", mask=mask), _candidates(run, "heads"))
 
 
 # ---- positional_encoding ---------------------------------------------------------------------
@@ -330,10 +311,7 @@ def _pe_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _pe_mistakes(T, d):
-    return {
-        mid: [wrong.safe(lambda c=c: (wrong.positional(T, d, **c),)) for c in changes]
-        for mid, changes in wrong.PE_MISTAKES.items()
-    }
+    return _candidates(lambda **c: (wrong.positional(T, d, **c),), "positions")
 
 
 def _pe_probes(T, d, got: list[np.ndarray]) -> dict[str, list[Outputs | None]]:
@@ -376,21 +354,12 @@ def _additive_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _additive_ref(query, keys, W_q, W_k, v) -> Outputs:
-    import torch
-
-    t = {
-        n: torch.from_numpy(np.asarray(a, np.float64))
-        for n, a in dict(q=query, k=keys, Wq=W_q, Wk=W_k, v=v).items()
-    }
-    w = torch.softmax(torch.tanh(t["q"] @ t["Wq"] + t["k"] @ t["Wk"]) @ t["v"], dim=-1)  # (S,)
-    return (w @ t["k"]).numpy(), w.numpy()
+    w = ref.softmax(ref.score(query, keys, "additive", W_q=W_q, W_k=W_k, v=v))  # (S,)
+    return w @ keys, w
 
 
 def _additive_mistakes(query, keys, W_q, W_k, v):
-    return {
-        mid: [wrong.safe(wrong.additive, query, keys, W_q, W_k, v, **c) for c in changes]
-        for mid, changes in wrong.ADDITIVE_MISTAKES.items()
-    }
+    return _candidates(lambda **c: wrong.additive(query, keys, W_q, W_k, v, **c), "additive")
 
 
 def _naive_mha(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:

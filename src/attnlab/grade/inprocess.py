@@ -17,8 +17,9 @@ import numpy as np
 
 from ..errors import UserError
 from .exercises import EXERCISES, Case
-from .grader import Check, Report, verdict
+from .grader import prepared, verdict
 from .notebook import read_submission
+from .results import Report
 from .sandbox import CaseResult, RunResult
 
 
@@ -67,13 +68,10 @@ def check(
     ``.hints``; ``print(report)`` reads as ``attnlab grade``'s text, and in Jupyter it shows
     as HTML."""
     fn, name = _resolve(fn_or_path, exercise)
-    ex = EXERCISES[name]
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
-    cases = ex.make_cases(np.random.default_rng(seed))
-    run = run_in_process(fn, cases)
-    return verdict(
-        ex, cases, run, [], lang, seed=seed, isolation=run.isolation, hint_level=hint_level
-    )
+    prep = prepared(name, seed)
+    run = run_in_process(fn, [*prep.cases, *prep.twins])
+    return verdict(prep, run, [], lang, seed=seed, isolation=run.isolation, hint_level=hint_level)
 
 
 def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:
@@ -93,4 +91,4 @@ def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:
     return ns[name], name
 
 
-__all__ = ["Check", "check", "run_in_process"]
+__all__ = ["check", "run_in_process"]

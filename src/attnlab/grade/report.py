@@ -16,18 +16,13 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from .grader import Check, Report
-from .words import check_name, word
+from .mistakes import MISTAKES
+from .results import CheckResult, Report, student_of
+from .view import clean, text
+from .words import word
 
-ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def clean(s: str | None) -> str:
-    """Text safe for a terminal: escape sequences and control characters removed."""
-    return CONTROL.sub("", ANSI.sub("", s or ""))
 
 
 def _xml(s: str | None) -> str:
@@ -37,76 +32,6 @@ def _xml(s: str | None) -> str:
 def _cell(value: object) -> str:
     s = clean(str(value))
     return "'" + s if s.startswith(FORMULA_START) else s
-
-
-def text(r: Report, lang: str | None = None) -> str:
-    """The report as terminal text in ``lang`` (default: the language it was graded in)."""
-    lang = lang or r.lang
-    name = f"{clean(r.file)}  " if r.file else ""
-    if r.error:
-        return f"{name}{r.exercise}: {word('grader_error', lang)}: {clean(r.error)}"
-    n_ok = sum(c.passed for c in r.checks)
-    head = (
-        f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)}"
-        f" ({word('score', lang)} {r.score:.2f}, {word('seed', lang)} {r.seed})"
-    )
-    lines = [name + head, _isolation_line(r.isolation, lang)]
-    shown: set[str] = set()
-    for c in r.checks:
-        mark = word("pass" if c.passed else "fail", lang)
-        first, *rest = clean(c.message).splitlines() or [""]
-        lines.append(f"  {mark}  {check_name(c.name, lang)}" + (f": {first}" if first else ""))
-        if rest and c.message not in shown:  # a traceback: print it once, not for every case
-            lines += [f"        {ln}" for ln in rest[-8:]]
-            shown.add(c.message)
-    if r.shown:
-        lines += side_by_side(r.shown, lang)
-    if r.output:
-        lines.append(word("printed", lang))
-        lines += [f"  | {ln}" for ln in clean(r.output).splitlines()[:40]]
-    if r.mistakes:
-        lines.append(word("mistakes", lang))
-        lines += [f"  {m}: {r.hints.get(m, '')}" for m in r.mistakes]
-    lines.append(word("passed" if r.passed else "failed", lang))
-    return "\n".join(ln for ln in lines if ln)
-
-
-def _cells(a) -> list[list]:
-    return [a] if a and not isinstance(a[0], list) else a  # a 1-D vector as one row
-
-
-def _fmt(x) -> str:
-    if x is None:
-        return "nan"
-    if isinstance(x, bool) or (x in (0, 1) and float(x).is_integer()):
-        return f"{x:.0f}"
-    return f"{x:.2f}"
-
-
-def side_by_side(shown: dict, lang: str = "en") -> list[str]:
-    """The learner's array beside the expected one, wrong cells marked with ``*``."""
-    got, want = _cells(shown["got"]), _cells(shown["expected"])
-    case = check_name(shown["case"], lang)
-    title = word("yours", lang, name=shown["name"], case=case if lang != "en" else repr(case))
-    lines = ["  " + clean(title)]
-    for g_row, w_row in zip(got, want, strict=True):
-        left = " ".join(
-            _fmt(g).rjust(5) + ("*" if _wrong(g, w) else " ")
-            for g, w in zip(g_row, w_row, strict=True)
-        )
-        right = " ".join(_fmt(w).rjust(5) + " " for w in w_row)
-        lines.append(f"    {left} | {right}")
-    return lines
-
-
-def _wrong(g, w) -> bool:
-    if g is None or w is None:
-        return (g is None) != (w is None)
-    return abs(g - w) > 1e-6 + 1e-4 * abs(w)
-
-
-def _isolation_line(isolation: str, lang: str) -> str:
-    return f"  {word(isolation, lang)}" if isolation in ("bwrap", "process", "in-process") else ""
 
 
 def to_json(r: Report) -> str:
@@ -186,7 +111,7 @@ def gradescope(r: Report, lang: str = "en") -> dict:
     scored = [c for c in r.checks if c.scored]
     if r.error or not scored:  # the code never ran (syntax, imports) or the grader broke
         why = r.error or "; ".join(clean(c.message) for c in r.checks if not c.passed)
-        scored = [Check("submission runs", False, why)]
+        scored = [CheckResult("submission runs", False, why)]
     points = 100.0 / max(1, len(scored))
     tests = [
         {
@@ -213,30 +138,8 @@ def gradescope(r: Report, lang: str = "en") -> dict:
     }
 
 
-def report_html(r: Report) -> str:
-    """One submission's report as an HTML fragment (for notebooks); every text escaped."""
-    e, lang = html.escape, r.lang
-    verdict = word("passed" if r.passed else "failed", lang)
-    color = "#176c2c" if r.passed else "#a11"
-    failed = "".join(
-        f"<li><b>{e(check_name(c.name, lang))}</b>: "
-        f"{e(clean(c.message).splitlines()[0] if c.message else '')}</li>"
-        for c in r.checks
-        if not c.passed
-    )
-    hints = "".join(f"<li><code>{e(m)}</code>: {e(r.hints.get(m, ''))}</li>" for m in r.mistakes)
-    return (
-        f"<div><p><b style='color:{color}'>{e(r.exercise)}: {e(verdict)}</b> "
-        f"({e(word('score', lang))} {r.score:.2f}, {e(word('seed', lang))} {r.seed})</p>"
-        + (f"<ul>{failed}</ul>" if failed else "")
-        + (f"<p>{e(word('mistakes', lang))}</p><ul>{hints}</ul>" if hints else "")
-        + "</div>"
-    )
-
-
 def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str, float]]]:
     """(exercises in catalogue order, {student: {exercise: best score}}) for a class."""
-    from .classroom import student_of
     from .exercises import EXERCISES
 
     book: dict[str, dict[str, float]] = {}
@@ -248,15 +151,29 @@ def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str
     return order, dict(sorted(book.items()))
 
 
+def mistakes_by_student(reports: list[Report]) -> dict[str, dict[str, list[str]]]:
+    """{student: {exercise: the mistake ids of their submissions, first seen first}}."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for r in reports:
+        ids = found.setdefault(student_of(r.file), {}).setdefault(r.exercise, [])
+        ids += [m for m in r.mistakes if m not in ids]
+    return found
+
+
 def gradebook(reports: list[Report]) -> str:
-    """CSV: one row per student, one column per exercise (the best score), and their mean."""
+    """CSV: one row per student, one column per exercise (the best score), their mean, then one
+    column per exercise with the mistake ids (``;``-separated), so a teacher sees who needs
+    which hint."""
     exercises, book = gradebook_rows(reports)
+    mistakes = mistakes_by_student(reports)
     rows = []
     for student, row in book.items():
         cells = [f"{row[e]:.4f}" if e in row else "" for e in exercises]
         mean = sum(row.get(e, 0.0) for e in exercises) / max(1, len(exercises))
-        rows.append([student, *cells, f"{mean:.4f}"])
-    return _csv(["student", *exercises, "mean"], rows)
+        ids = [";".join(mistakes[student].get(e, [])) for e in exercises]
+        rows.append([student, *cells, f"{mean:.4f}", *ids])
+    header = ["student", *exercises, "mean", *(f"{e} mistakes" for e in exercises)]
+    return _csv(header, rows)
 
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
@@ -269,8 +186,6 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
     """A one-file class report for a browser: pass rate, score distribution, mistakes by
     frequency with their hints, and the gradebook. No script, no external resource; every text
     from a submission is escaped."""
-    from .hints import HINTS
-
     e = html.escape
     n = len(reports)
     passed = sum(r.passed for r in reports)
@@ -284,15 +199,21 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
     )
     common = Counter(m for r in reports for m in r.mistakes).most_common()
     mistakes = "".join(
-        f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(HINTS[m](lang) if m in HINTS else '')}</td></tr>"
+        f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(MISTAKES[m].fix(lang) if m in MISTAKES else '')}</td></tr>"
         for m, k in common
     )
     exercises, book = gradebook_rows(reports)
+    ids = mistakes_by_student(reports)
     head = "".join(f"<th>{e(x)}</th>" for x in exercises)
+
+    def cell(student: str, row: dict, x: str) -> str:
+        if x not in row:
+            return "<td></td>"
+        names = "".join(f"<br><code>{e(m)}</code>" for m in ids[student].get(x, []))
+        return f"<td class=n>{row[x]:.2f}{names}</td>"
+
     rows = "".join(
-        f"<tr><td>{e(student)}</td>"
-        + "".join(f"<td class=n>{row[x]:.2f}</td>" if x in row else "<td></td>" for x in exercises)
-        + "</tr>"
+        f"<tr><td>{e(student)}</td>" + "".join(cell(student, row, x) for x in exercises) + "</tr>"
         for student, row in book.items()
     )
     rate = word("rate", lang, passed=passed, n=n, share=passed / n) if n else word("none", lang)

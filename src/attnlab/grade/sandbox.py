@@ -70,6 +70,7 @@ class RunResult:
     stderr: str = ""
     dropped: int = 0  # bytes of output beyond the cap
     tampered: list[str] = field(default_factory=list)  # NumPy/builtins names the code replaced
+    attempts: list[str] = field(default_factory=list)  # forbidden modules or files it sought
 
 
 def resolve_isolation(isolation: str = "auto") -> str:
@@ -363,6 +364,7 @@ def _parse(pipes: _Pipes, returncode: int, n_arrays: list[int], level: str) -> R
 
 def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int]) -> RunResult:
     le = status["load_error"]
+    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
     if le is not None:
         result.forbidden, result.missing = le.get("forbidden"), le.get("missing")
         result.load_error = le.get("traceback")
@@ -376,4 +378,5 @@ def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int
             cr.inputs_after = [data[f"a{i}_{j}"] for j in range(n_in)]
         result.cases.append(cr)
     result.tampered = [str(t) for t in status.get("tampered", [])][:20]
+    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
     return result

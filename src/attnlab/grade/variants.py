@@ -1,7 +1,8 @@
-"""Known-wrong implementations: each mistake id is one small change to the right code.
+"""Known-wrong implementations: each keyword switches on one small change to the right code.
 
 ``attention(Q, K, V, mask, **changes)`` computes (output, weights) the right way when called with
-no changes; every keyword switches on one classic mistake. The grader runs these beside the
+no changes; every keyword switches on one classic slip. Which changes make which mistake id is
+said in one place, ``mistakes.MISTAKES`` (its ``versions``). The grader runs these beside the
 reference and names a mistake only when the learner's output matches one of them (and the variant
 differs from the right answer on that case), so a name always comes with its evidence.
 """
@@ -34,10 +35,14 @@ def attention(
     V: np.ndarray,
     mask: bool = False,
     *,
-    scale: str | float = "sqrt",  # "sqrt" (right), "none", "d", or a number to divide by
+    scale: str | float = "sqrt",  # "sqrt" (right), "none", "d", "sqrt_model", "times_sqrt"
+    scale_at: str = "scores",  # "scores" (right), "weights" or "output": divided after softmax
+    d_model: int | None = None,  # the model width, for scale="sqrt_model"
     mask_mode: str = "before",  # "before" (right), "after", "after_renorm", "zero", "none"
     diagonal: bool = True,  # False: the mask hides the diagonal too (np.tril(k=-1))
-    upper: bool = False,  # the mask keeps the upper triangle instead of the lower
+    upper: bool | str = False,  # True: keeps the upper triangle; "strict": np.triu(k=1) kept
+    fill: float | str = -np.inf,  # masked scores' value (-1e9 differs on fully masked rows);
+    # "add": -1e9 added to them (a fully masked row then keeps its unmasked softmax)
     transpose: bool = False,  # scores computed as K Q^T
     weights_T: bool = False,  # right output, weights returned transposed
     **softmax_changes,
@@ -45,14 +50,21 @@ def attention(
     """(output (T, d_v), weights (T, S)) for 2-D Q (T, d), K (S, d), V (S, d_v)."""
     d = Q.shape[-1]
     s = (K @ Q.T) if transpose else (Q @ K.T)
-    s = s / {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d)}.get(scale, scale)
+    divisor = _divisor(scale, d, d_model)
+    if scale_at == "scores":
+        s = s / divisor
     m = None
     if mask:
         T, S = s.shape
         ones = np.ones((T, S), bool)
-        m = np.triu(ones) if upper else np.tril(ones, 0 if diagonal else -1)
-        if mask_mode == "before":
-            s = np.where(m, s, -np.inf)
+        if upper:
+            m = np.triu(ones, 1 if upper == "strict" else 0)
+        else:
+            m = np.tril(ones, 0 if diagonal else -1)
+        if mask_mode == "before" and fill == "add":
+            s = s + np.where(m, 0.0, -1e9)
+        elif mask_mode == "before":
+            s = np.where(m, s, fill)
         elif mask_mode == "zero":
             s = np.where(m, s, 0.0)
     with np.errstate(all="ignore"):
@@ -61,8 +73,35 @@ def attention(
             w = np.where(m, w, 0.0)
             if mask_mode == "after_renorm":
                 w = w / w.sum(-1, keepdims=True)
+        if scale_at == "weights":
+            w = w / divisor
         out = w @ V
+        if scale_at == "output":
+            out = out / divisor
     return out, (w.T if weights_T else w)
+
+
+def _divisor(scale: str | float, d: int, d_model: int | None) -> float:
+    if scale == "sqrt_model":
+        if d_model is None or d_model == d:
+            raise ValueError("no model width here")  # the variant does not apply
+        return math.sqrt(d_model)
+    named = {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d), "times_sqrt": 1 / math.sqrt(d)}
+    return named.get(scale, scale)
+
+
+def causal(T: int, *, upper: bool | str = False, diagonal: bool = True) -> np.ndarray:
+    """The causal mask with its slips (as in ``attention``)."""
+    ones = np.ones((T, T), dtype=bool)
+    if upper:
+        return np.triu(ones, 1 if upper == "strict" else 0)
+    return np.tril(ones, 0 if diagonal else -1)
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=False, *, values: str = "W_V", **changes):
+    """Self-attention with a projection slip (``values``: the matrix V is built from)."""
+    W = {"W_V": W_V, "W_K": W_K, "W_Q": W_Q}[values]
+    return attention(X @ W_Q, X @ W_K, X @ W, mask, d_model=X.shape[1], **changes)
 
 
 def safe(fn, *args, **kwargs):
@@ -72,31 +111,6 @@ def safe(fn, *args, **kwargs):
             return fn(*args, **kwargs)
     except (ValueError, IndexError):
         return None
-
-
-# One entry per mistake id: the changes to ``attention`` that make it (several ways each).
-ATTENTION_MISTAKES: dict[str, list[dict]] = {
-    "missing_scale": [{"scale": "none"}],
-    "wrong_scale": [{"scale": "d"}],
-    "softmax_axis": [{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"}],
-    "softmax_global_sum": [{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
-    "missing_keepdims": [{"keepdims": False}],
-    "mask_orientation": [{"upper": True}],
-    "mask_ignored": [{"mask_mode": "none"}],
-    "mask_after_softmax": [{"mask_mode": "after"}, {"mask_mode": "after_renorm"}],
-    "mask_fill_zero": [{"mask_mode": "zero"}],
-    "mask_diagonal_excluded": [{"diagonal": False}],
-    "transposed_weights": [{"transpose": True}, {"weights_T": True}],
-    "unstable_softmax": [{"max_over": "none"}, {"max_over": "all"}],
-}
-
-# The softmax exercise's own slips, as changes to ``softmax``.
-SOFTMAX_MISTAKES: dict[str, list[dict]] = {
-    "softmax_axis": [{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"}],
-    "softmax_global_sum": [{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
-    "missing_keepdims": [{"keepdims": False}],
-    "unstable_softmax": [{"max_over": "none"}, {"max_over": "all"}],
-}
 
 
 def heads(X: np.ndarray, W: np.ndarray, h: int, how: str = "right") -> np.ndarray:
@@ -113,29 +127,59 @@ def heads(X: np.ndarray, W: np.ndarray, h: int, how: str = "right") -> np.ndarra
 
 
 def merge(outs: np.ndarray, how: str = "right") -> np.ndarray:
-    """(h, T, d_k) -> (T, h * d_k): "right" (transpose then reshape) or "reshape" (straight)."""
+    """(h, T, d_k) -> (T, h * d_k): "right" (transpose then reshape), "reshape" (straight) or
+    "interleaved" (head i written back to columns i::h)."""
     h, T, d_k = outs.shape
+    if how == "interleaved":
+        out = np.empty((T, h * d_k), dtype=outs.dtype)
+        for i in range(h):
+            out[:, i::h] = outs[i]
+        return out
     flat = outs if how == "reshape" else outs.transpose(1, 0, 2)
     return flat.reshape(T, h * d_k)
 
 
 def multi_head(
-    X, W_Q, W_K, W_V, W_O, h, mask=False, *, split="right", join="right", project=True, **changes
+    X,
+    W_Q,
+    W_K,
+    W_V,
+    W_O,
+    h,
+    mask=False,
+    *,
+    split="right",
+    join="right",
+    project=True,
+    values="W_V",
+    across_heads=None,
+    **changes,
 ) -> np.ndarray:
-    """Multi-head attention with one of its slips (``split``, ``join``, ``project``) or a
-    per-head attention slip (``changes``, as in ``attention``)."""
+    """Multi-head attention with one of its slips (``split``, ``join``, ``project``, ``values``:
+    the matrix V is built from, ``across_heads``: "sum" or "max" of the softmax taken over all
+    heads at once) or a per-head attention slip (``changes``, as in ``attention``)."""
+    W_V = {"W_V": W_V, "W_K": W_K, "W_Q": W_Q}[values]
     Q, K, V = (heads(X, W, h, split) for W in (W_Q, W_K, W_V))
-    outs = np.stack([attention(Q[i], K[i], V[i], mask, **changes)[0] for i in range(h)])
+    if across_heads is not None:
+        return _across_heads(Q, K, V, mask, across_heads) @ W_O
+    d_model = X.shape[1]
+    outs = np.stack(
+        [attention(Q[i], K[i], V[i], mask, d_model=d_model, **changes)[0] for i in range(h)]
+    )
     out = merge(outs, join)
     return out @ W_O if project else out
 
 
-MHA_MISTAKES: dict[str, list[dict]] = {
-    "head_split_reshape": [{"split": "reshape"}],
-    "head_merge_reshape": [{"join": "reshape"}],
-    "heads_interleaved": [{"split": "interleaved"}],
-    "missing_output_projection": [{"project": False}],
-}
+def _across_heads(Q, K, V, mask, which: str) -> np.ndarray:
+    """(T, d_model) heads joined, with the softmax's sum or max taken over every head at once."""
+    s = Q @ K.transpose(0, 2, 1) / math.sqrt(Q.shape[-1])  # (h, T, S)
+    if mask:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    with np.errstate(all="ignore"):
+        top = s.max() if which == "max" else s.max(-1, keepdims=True)
+        e = np.exp(s - top)
+        w = e / (e.sum() if which == "sum" else e.sum(-1, keepdims=True))
+    return merge(w @ V)
 
 
 def positional(
@@ -164,15 +208,6 @@ def positional(
     return pe
 
 
-PE_MISTAKES: dict[str, list[dict]] = {
-    "sin_cos_swapped": [{"swap": True}],
-    "pe_exponent_i_not_2i": [{"exponent": "i"}],
-    "pe_odd_column_frequency": [{"odd_own_index": True}],
-    "pe_concat_not_interleaved": [{"layout": "concat"}],
-    "pe_position_offset": [{"start": 1}],
-}
-
-
 def estimated_pe_base(pe: np.ndarray) -> float | None:
     """The base a sin/cos table was built with, read off its second column pair at position 1
     (angle = base^(-2/d)); None when the table is too small or not of that form."""
@@ -190,7 +225,8 @@ def additive(
     query, keys, W_q, W_k, v, *, tanh: str = "inside", softmax_over: str = "keys", **softmax_changes
 ):
     """Bahdanau attention with its slips: ``tanh`` "inside" (right: v . tanh(q W_q + k W_k)),
-    "none", "outside" (tanh of the whole score), "query" or "key" (on one term only);
+    "none", "outside" (tanh of the whole score), "query" or "key" (on one term only),
+    "separate" (on each term apart);
     ``softmax_over`` "keys" (right) or "features" (a length-1 axis: every weight 1), and
     ``softmax`` changes (``max_over="none"``: no max subtraction)."""
     a, b = query @ W_q, keys @ W_k  # (d_a,), (S, d_a)
@@ -201,16 +237,7 @@ def additive(
             "outside": np.tanh((a + b) @ v),
             "query": (np.tanh(a) + b) @ v,
             "key": (a + np.tanh(b)) @ v,
+            "separate": (np.tanh(a) + np.tanh(b)) @ v,
         }[tanh]
         w = np.ones_like(pre) if softmax_over == "features" else softmax(pre, **softmax_changes)
     return w @ keys, w
-
-
-ADDITIVE_MISTAKES: dict[str, list[dict]] = {
-    "missing_tanh": [{"tanh": "none"}],
-    # (tanh on the query term alone is not listed: softmax ignores a shift that is the same
-    # for every key, so it gives exactly the weights of missing_tanh)
-    "tanh_misplaced": [{"tanh": "outside"}, {"tanh": "key"}],
-    "softmax_axis": [{"softmax_over": "features"}],
-    "unstable_softmax": [{"max_over": "none"}],
-}

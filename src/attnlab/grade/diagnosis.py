@@ -1,0 +1,515 @@
+"""Which mistake is this: the one module that weighs the evidence and names ids.
+
+An id is named only with evidence (the ids and their versions live in ``mistakes``):
+
+- a **version** of the mistake (``mistakes.MISTAKES[id].versions``, run by ``exercises``)
+  reproduces the learner's answer on some case and is refuted by none;
+- the **grader's own checks** see it directly: the source does not parse, imports or names a
+  forbidden module, the run timed out or crashed, the answer has the wrong type or shape, NaN
+  where the answer is finite on ordinary inputs, a float mask, inputs changed in place;
+- **stored answers**: two different inputs (a case and its twin of the same shapes, or two
+  cases) got bit-identical, non-constant answers whose right answers differ;
+- **tampering**: NumPy or builtins replaced, or printed output that imitates the grader's
+  report (its JSON or its verdict line), named beside whatever the numbers show;
+- **forbidden attempts**: the child's import hook saw the code seek attnlab, torch or another
+  forbidden module by any route (import, ``__import__``, ``importlib``, ``find_spec``, a file
+  path into the package), or a string naming them is passed to import machinery.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..parity import compare
+from .exercises import Case, Exercise
+from .results import CheckResult
+from .sandbox import CaseResult, RunResult
+
+# (mistake id, which of its versions) -> True: reproduces the answer; False: refuted by it
+Evidence = dict[tuple[str, int], bool]
+FORBIDDEN = ("attnlab", "torch")
+MODULE_NAME = re.compile(r"^(attnlab|torch)(\.[A-Za-z_]\w*)*$")  # "attnlab.ref"
+IMPORT_TEXT = re.compile(r"\b(?:import|from)\s+(attnlab|torch)\b")  # exec("import torch")
+# calls that look for, load or read code: a literal naming attnlab/torch passed to one is a try
+SEEKING_CALLS = {
+    "__import__", "import_module", "find_spec", "spec_from_file_location", "find_loader",
+    "load_module", "module_from_spec", "SourceFileLoader", "exec", "eval", "compile", "open",
+    "read_text", "read_bytes", "listdir", "scandir", "walk", "glob", "iglob", "rglob", "Path",
+    "run_path", "run_module", "import_file", "load_source", "files", "resource_filename",
+}  # fmt: skip
+
+
+@dataclass
+class Prepared:
+    """What judging one exercise at one seed needs and never changes between submissions: the
+    cases, their twins (same shapes, other numbers) and the right answers; the known-mistake
+    candidates of each case are computed on first use and kept."""
+
+    ex: Exercise
+    cases: list[Case]
+    twins: list[Case]
+    twin_of: list[int]  # the case each twin copies the shapes of
+    expected: list[tuple]
+    _candidates: dict[tuple[int, bool], dict] | None = None
+    _naive: dict[tuple[int, object], tuple | None] | None = None
+
+    def naive(self, i: int, low: type) -> tuple | None:
+        """The right answer computed plainly in precision ``low`` (the yardstick of float32
+        answers, ``attnlab.parity``), once per case."""
+        if self._naive is None:
+            self._naive = {}
+        if (i, low) not in self._naive:
+            c, ex = self.cases[i], self.ex
+            args = [a.astype(low) for a in as_float64(c)]
+            with np.errstate(all="ignore"):  # a low-precision yardstick: its flags are not news
+                out = None if ex.naive is None else ex.naive(*args, *c.scalars, **c.kwargs)
+            self._naive[i, low] = out
+        return self._naive[i, low]
+
+    def candidates(self, i: int, low: bool = False) -> dict[tuple[str, int], tuple]:
+        """Case ``i``'s versions that differ from the right answer, by (id, which version),
+        computed in float64 (or float32 when ``low``: an answer computed in float32
+        overflows, and rounds, where float32 does). Once per case: a class shares them."""
+        if self._candidates is None:
+            self._candidates = {}
+        if (i, low) not in self._candidates:
+            c, want = self.cases[i], self.expected[i]
+            args = [a.astype(np.float32) if low else a for a in as_float64(c)]
+            found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+            self._candidates[i, low] = {
+                (mid, k): out
+                for mid, alts in found.items()
+                for k, out in enumerate(alts)
+                if out is not None and differs(out, want, low or c.float32)
+            }
+        return self._candidates[i, low]
+
+
+def as_float64(case: Case) -> list[np.ndarray]:
+    return [np.asarray(a, dtype=np.float64) for a in case.arrays.values()]
+
+
+def expected_of(ex: Exercise, case: Case) -> tuple:
+    """The right answer for ``case`` (float64)."""
+    return ex.reference(*as_float64(case), *case.scalars, **case.kwargs)
+
+
+# ---- before the run: the source itself --------------------------------------------------------
+
+
+def forbidden_imports(tree: ast.AST, allowed: tuple[str, ...]) -> list[str]:
+    """Modules outside ``allowed`` and the standard library that the source imports, or names
+    in a string passed to import machinery (``importlib.import_module("torch")`` and the like)."""
+    ok = set(allowed) | set(sys.stdlib_module_names)
+    bad = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Call) and _call_name(node.func) in SEEKING_CALLS:
+            names = _named_in_literals([*node.args, *(k.value for k in node.keywords)])
+        bad += [n.split(".")[0] for n in names if n.split(".")[0] not in ok]
+    return sorted(set(bad))
+
+
+def _call_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _named_in_literals(exprs: list[ast.expr]) -> list[str]:
+    """attnlab/torch named in the string literals inside these expressions: as a module name,
+    as a folder of a path, or imported by code in a string."""
+    found = []
+    for e in exprs:
+        for n in ast.walk(e):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                text = n.value.strip()
+                if MODULE_NAME.match(text):
+                    found.append(text.split(".")[0])
+                parts = text.replace("\\", "/").split("/")
+                found += [p for p in parts if p in FORBIDDEN]
+                found += IMPORT_TEXT.findall(text)
+    return found
+
+
+def static_checks(source: str, ex: Exercise) -> tuple[list[CheckResult], str | None]:
+    """Parse and look at the imports before running anything; the mistake id if that fails."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        msg = f"line {e.lineno}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")
+        return [CheckResult("valid Python", False, msg, scored=False)], "syntax_error"
+    checks = [CheckResult("valid Python", True, scored=False)]
+    if ex.allowed_imports is None:
+        return checks, None
+    bad = forbidden_imports(tree, ex.allowed_imports)
+    if bad:
+        allowed = ", ".join(ex.allowed_imports)
+        msg = f"imports {', '.join(bad)}; allowed here: {allowed} and the standard library"
+        return [
+            *checks,
+            CheckResult("allowed imports", False, msg, scored=False),
+        ], "forbidden_import"
+    return [*checks, CheckResult("allowed imports", True, scored=False)], None
+
+
+def run_failure(run: RunResult, ex: Exercise, timeout: float) -> tuple[CheckResult, str] | None:
+    """The check and mistake id for a run that produced no per-case results, if it did not."""
+    if run.timeout:
+        return CheckResult(
+            "finishes in time", False, f"still running after {timeout:g} s"
+        ), "timeout"
+    if run.crashed:
+        return CheckResult("runs", False, f"the process died: {run.crashed}"), "crash"
+    if run.forbidden:
+        msg = f"imports {run.forbidden!r} at run time"
+        return CheckResult("allowed imports", False, msg), "forbidden_import"
+    if run.missing:
+        msg = f"no function named {run.missing!r}; expected {ex.signature}"
+        return CheckResult("defines the function", False, msg), "missing_function"
+    if run.load_error:
+        msg = f"raised while loading: {last_line(run.load_error)}\n{run.load_error.rstrip()}"
+        return CheckResult("loads", False, msg), "crash"
+    return None
+
+
+def last_line(tb: str) -> str:
+    lines = [ln for ln in tb.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "error"
+
+
+# ---- one case ---------------------------------------------------------------------------------
+
+
+def _judged_precision(answer: np.dtype, case: Case) -> type | None:
+    """The dtype whose error budget an answer gets: the task's, never the answer's own.
+
+    float64 cases are judged at float64 unless the answer was computed in float32 (the course's
+    everyday precision, which then gets float32's budget); float32 cases at float32. An answer in
+    a lower precision (float16) never widens the budget: casting down cannot hide an error.
+    """
+    if case.float32 or answer == np.float32 or np.finfo(answer).bits < 32:
+        return np.float32
+    return None
+
+
+def shape_check(
+    ex: Exercise, case: Case, cr: CaseResult, expected: tuple
+) -> tuple[CheckResult | None, list[str]]:
+    """A failure before any number can be compared: an error, or the wrong kind or shape."""
+    fail = CheckResult
+    if cr.forbidden:
+        msg = f"imports {cr.forbidden!r}, which this exercise forbids"
+        return fail(case.name, False, msg), ["forbidden_import"]
+    if cr.error:
+        msg = f"raised {last_line(cr.error)}\n{cr.error.rstrip()}"
+        return fail(case.name, False, msg), ["crash"]
+    want_tuple = len(ex.returns) > 1
+    if want_tuple and (cr.kind not in ("tuple", "list") or cr.n_parts != len(ex.returns)):
+        got = f"{cr.kind} of {cr.n_parts}" if cr.kind in ("tuple", "list") else str(cr.kind)
+        msg = f"expected a tuple ({', '.join(ex.returns)}), got {got}"
+        return fail(case.name, False, msg), ["wrong_return"]
+    if not want_tuple and cr.kind in ("tuple", "list"):
+        msg = f"expected one array ({ex.returns[0]}), got a {cr.kind}"
+        return fail(case.name, False, msg), ["wrong_return"]
+    got = cr.outputs[: len(ex.returns)]
+    for name, g, e, t in zip(ex.returns, got, expected, cr.types or [], strict=False):
+        if g is None:
+            return fail(case.name, False, f"{name}: expected a numeric array, got {t}"), [
+                "wrong_return"
+            ]
+        if g.shape != e.shape:
+            return fail(case.name, False, f"{name} has shape {g.shape}, expected {e.shape}"), [
+                "wrong_return"
+            ]
+    return None, []
+
+
+def problems(prep: Prepared, i: int, got: list) -> tuple[list[str], list[str]]:
+    """What is wrong with each returned array, and the mistakes the answer itself proves
+    (a NaN where the answer is finite on ordinary inputs; a mask that is not bool)."""
+    ex, case, expected = prep.ex, prep.cases[i], prep.expected[i]
+    found, direct = [], []
+    for name, g, e in zip(ex.returns, got, expected, strict=True):
+        if e.dtype == bool:
+            if not np.array_equal(g.astype(bool), e):
+                bad = np.argwhere(g.astype(bool) != e)
+                found.append(f"{name} differs from the expected mask at {bad[0].tolist()}")
+            elif g.dtype != bool:
+                found.append(
+                    f"{name} is {g.dtype}, expected a bool array (np.tril(..., dtype=bool))"
+                )
+                direct.append("mask_dtype")
+            continue
+        if g.dtype.kind not in "f":
+            g = g.astype(np.float64)
+        low = _judged_precision(g.dtype, case)
+        plain = prep.naive(i, low) if low is not None else None
+        naive = None if plain is None else plain[ex.returns.index(name)]
+        p = compare(g if low is None else g.astype(low), e, naive)
+        if p.ok:
+            continue
+        bad_nan = (~np.isfinite(g)) & np.isfinite(e)
+        if bad_nan.any():
+            where = np.argwhere(bad_nan)[0].tolist()
+            found.append(f"{name} has NaN/Inf at {where} where the answer is finite")
+            if not case.large:  # NaN on ordinary inputs is a mistake by itself
+                direct.append("nan_output")
+        else:
+            err = np.abs(g.astype(np.float64) - e)
+            at = tuple(int(j) for j in np.unravel_index(np.argmax(err), e.shape))
+            found.append(
+                f"{name}: {p.message}; at {list(at)} got {g[at]:.6g}, expected {e[at]:.6g}"
+            )
+    return found, direct
+
+
+# ---- known mistakes: versions that reproduce the answer ---------------------------------------
+
+
+def matches(
+    got: list[np.ndarray], candidate: tuple, expected: tuple, low_precision: bool, known=False
+) -> bool:
+    """Whether the learner's outputs equal a wrong version (which itself differs from the
+    truth: ``known`` when that was checked already), within float32's tolerance when the task
+    or the answer is in float32."""
+    if candidate is None or len(candidate) < len(got):
+        return False
+    differs = False
+    for g, c, e in zip(got, candidate, expected, strict=False):
+        c = np.asarray(c, dtype=np.float64)
+        if g is None or g.shape != c.shape:
+            return False
+        loose = low_precision or g.dtype != np.float64
+        tol = {"rtol": 1e-3, "atol": 1e-5} if loose else {"rtol": 1e-7, "atol": 1e-9}
+        if not np.allclose(g.astype(np.float64), c, equal_nan=True, **tol):
+            return False
+        if known or e.shape != c.shape or not np.allclose(c, e, equal_nan=True):
+            differs = True
+    return differs
+
+
+def differs(candidate: tuple, expected: tuple, low_precision: bool = False) -> bool:
+    tol = {"rtol": 1e-3, "atol": 1e-5} if low_precision else {}
+    for c, e in zip(candidate, expected, strict=False):
+        c = np.asarray(c, dtype=np.float64)
+        if c.shape != e.shape or not np.allclose(c, e, equal_nan=True, **tol):
+            return True
+    return False
+
+
+def weigh(candidates: dict, got: list, expected: tuple, low_precision: bool) -> Evidence:
+    """Each version that differs from the right answer here either reproduces the learner's
+    answer or is refuted by it; a version equal to the right answer tells nothing."""
+    return {
+        (mid, k): matches(got, c, expected, low_precision)
+        for mid, alts in candidates.items()
+        for k, c in enumerate(alts)
+        if c is not None and differs(c, expected, low_precision)
+    }
+
+
+def _low(got: list) -> bool:
+    return any(g is not None and g.dtype.kind == "f" and g.dtype.itemsize <= 4 for g in got)
+
+
+def evidence(prep: Prepared, i: int, got: list) -> Evidence:
+    """Versions for case ``i`` (an answer in float32 is also compared with the versions run in
+    float32: it reproduces a version in either precision, or refutes it); the probes (a
+    hypothesis read off the learner's own answer, e.g. the base of a sin/cos table) only when
+    no fixed version reproduces the answer."""
+    ex, case, want = prep.ex, prep.cases[i], prep.expected[i]
+    found = {
+        key: matches(got, c, want, case.float32, known=True)
+        for key, c in prep.candidates(i).items()
+    }
+    if _low(got):
+        for key, c in prep.candidates(i, low=True).items():
+            found[key] = found.get(key, False) or matches(got, c, want, True, known=True)
+    if ex.probes is not None and not any(found.values()):  # probes: keys of their own
+        args = (*as_float64(case), *case.scalars)
+        found.update(weigh(ex.probes(*args, got, **case.kwargs), got, want, case.float32))
+    return found
+
+
+def supported(matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, int]]) -> list[str]:
+    """Ids with a version that reproduced the answer on some cases and was refuted on none,
+    the best supported first; an id whose cases are all explained by the ids before it adds
+    nothing and is left out (two versions that both break into NaN on the same large case do
+    not make two mistakes)."""
+    cases: dict[str, set[int]] = {}
+    for (mid, k), where in matched.items():
+        if (mid, k) not in refuted:
+            cases.setdefault(mid, set()).update(where)
+    named, explained = [], set()
+    for mid in sorted(cases, key=lambda m: -len(cases[m])):  # stable: table order on ties
+        if not cases[mid] <= explained:
+            named.append(mid)
+            explained |= cases[mid]
+    return named
+
+
+# ---- stored answers, tampering, forbidden attempts --------------------------------------------
+
+
+def _answers(ex: Exercise, cr: CaseResult) -> tuple | None:
+    got = tuple(cr.outputs[: len(ex.returns)])
+    if cr.error or not got or any(g is None for g in got):
+        return None
+    return got
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(
+        x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b, strict=True)
+    )
+
+
+def _informative(got: tuple) -> bool:
+    """Not a constant array (a forgotten stub gives zeros): numbers worth calling stored."""
+    return any(
+        g.size > 1 and np.isfinite(g).all() and np.ptp(g.astype(np.float64)) > 0 for g in got
+    )
+
+
+def hardcoded(prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], tuple]) -> bool:
+    """Stored answers: a case and its twin, or two cases with other inputs, got the same
+    non-constant arrays although their right answers differ."""
+    ex, n = prep.ex, len(prep.cases)
+    mine = [_answers(ex, cr) for cr in run.cases[:n]]
+    for j, twin_cr in enumerate(run.cases[n : n + len(prep.twins)]):
+        i = prep.twin_of[j]
+        got, twin = mine[i], _answers(ex, twin_cr)
+        if got and twin and _informative(got) and _same(got, twin):
+            if differs(expected_of_twin(j), prep.expected[i]):
+                return True
+    for i, (case, got) in enumerate(zip(prep.cases, mine, strict=True)):
+        if not got or not _informative(got):
+            continue
+        for k in range(i):
+            prev = prep.cases[k]
+            same_inputs = prev.arrays.keys() == case.arrays.keys() and all(
+                np.array_equal(prev.arrays[a], case.arrays[a]) for a in case.arrays
+            )
+            if same_inputs and prev.scalars == case.scalars:
+                continue  # only the keyword differs (mask=True vs False): not evidence
+            if mine[k] and _same(mine[k], got) and differs(prep.expected[k], prep.expected[i]):
+                return True
+    return False
+
+
+REPORT_LINE = re.compile(
+    r"^\s*(PASSED|合格|通过)\s*$|^\S*\s*\w+: \d+/\d+ (checks passed|チェック合格|项检查通过)",
+    re.MULTILINE,
+)
+
+
+def imitates_report(printed: str) -> bool:
+    """Printed output that looks like the grader's own report: its verdict line, its header,
+    or a JSON object with the report's fields."""
+    if REPORT_LINE.search(printed):
+        return True
+    for line in printed.splitlines():
+        line = line.strip()
+        if line.startswith("{") and '"passed"' in line:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and {"passed", "score"} <= obj.keys():
+                return True
+    return False
+
+
+def tampering_checks(run: RunResult, printed: str) -> list[CheckResult]:
+    """The failed "leaves NumPy and the grader alone" check, if the code tampered."""
+    what = []
+    if run.tampered:
+        what.append("replaced " + ", ".join(run.tampered))
+    if imitates_report(printed):
+        what.append("printed an imitation of the grader's report")
+    if not what:
+        return []
+    msg = "; ".join(what) + " (the verdict is computed outside: no effect)"
+    return [CheckResult("leaves NumPy and the grader alone", False, msg)]
+
+
+def attempt_checks(run: RunResult) -> list[CheckResult]:
+    """The failed "allowed imports" check, if the code sought a forbidden module at run time."""
+    if not run.attempts:
+        return []
+    msg = "tried to reach " + ", ".join(run.attempts) + " at run time (not available here)"
+    return [CheckResult("allowed imports", False, msg)]
+
+
+# ---- all cases --------------------------------------------------------------------------------
+
+
+def judge(
+    prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], tuple], printed: str = ""
+) -> tuple[list[CheckResult], list[str]]:
+    """The checks of every case and the mistake ids, best supported first."""
+    ex, cases = prep.ex, prep.cases
+    checks: list[CheckResult] = []
+    direct: list[str] = []
+    mutated: list[str] = []
+    answers: list[list | None] = []
+    for i, (case, cr) in enumerate(zip(cases, run.cases, strict=False)):
+        check, ids = shape_check(ex, case, cr, prep.expected[i])
+        got = None
+        if check is None:
+            got = cr.outputs[: len(ex.returns)]
+            found, ids = problems(prep, i, got)
+            check = CheckResult(case.name, not found, "; ".join(found))
+        checks.append(check)
+        answers.append(got)
+        direct += ids
+        for (name, before), after in zip(case.arrays.items(), cr.inputs_after, strict=False):
+            if not np.array_equal(before, after, equal_nan=True) and name not in mutated:
+                mutated.append(name)
+    if any(c.arrays for c in cases):  # exercises with array inputs: were they left alone?
+        msg = "" if not mutated else f"changed its input(s) {', '.join(mutated)} in place"
+        answered = any(cr.error is None and cr.outputs for cr in run.cases)
+        checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
+    failed = any(not c.passed for c in checks)
+    named = _named_versions(prep, answers) if failed else []
+    if named:  # a known mistake explains the NaN: no separate nan_output
+        direct = [m for m in direct if m != "nan_output"]
+    counts = {m: direct.count(m) for m in direct}
+    ordered = named + sorted(counts, key=lambda m: -counts[m])
+    attempts = attempt_checks(run)
+    if attempts:  # whatever it answered after failing to reach them is a consequence
+        checks += attempts
+        ordered = ["forbidden_import", *(m for m in ordered if m != "forbidden_import")]
+    elif not named and hardcoded(prep, run, expected_of_twin):
+        ordered.insert(0, "hardcoded_output")
+    tampering = tampering_checks(run, printed)
+    if tampering:
+        checks += tampering
+        ordered.insert(0, "grader_tampering")
+    return checks, ordered + (["mutates_input"] if mutated else [])
+
+
+def _named_versions(prep: Prepared, answers: list[list | None]) -> list[str]:
+    matched: dict[tuple[str, int], set[int]] = {}
+    refuted: set[tuple[str, int]] = set()
+    for i, got in enumerate(answers):
+        if got is None:
+            continue
+        for mid, fits in evidence(prep, i, got).items():
+            if fits:
+                matched.setdefault(mid, set()).add(i)
+            else:
+                refuted.add(mid)
+    return supported(matched, refuted)

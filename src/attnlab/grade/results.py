@@ -1,0 +1,51 @@
+"""What grading produces: one check's result and one submission's report (the data types every
+other grading module imports; this module imports only the views below it)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .view import report_html, text
+
+
+@dataclass
+class CheckResult:
+    name: str
+    passed: bool
+    message: str = ""
+    scored: bool = True  # False for the gate checks (parsing, imports), and for "inputs left
+    # unchanged" when the function never answered: an untouched starter scores 0
+
+
+@dataclass
+class Report:
+    exercise: str
+    passed: bool
+    score: float
+    checks: list[CheckResult]
+    mistakes: list[str]
+    file: str = ""
+    seed: int | None = None
+    hints: dict[str, str] = field(default_factory=dict)
+    isolation: str = ""  # "bwrap" or "process": how the submission was isolated
+    shown: dict | None = None  # the smallest failing case's weights: {case, name, got, expected}
+    output: str = ""  # what the submission printed (trimmed)
+    error: str | None = None  # an internal grader error: no verdict on the submission
+    lang: str = "en"  # the language of the hints, and of str() and the HTML view
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the verdict, the failed checks and the hints, every text escaped."""
+        return report_html(self)
+
+
+def student_of(file: str) -> str:
+    """The student a class-mode report belongs to: its subfolder, or the file's own name."""
+    path = Path(file)
+    return path.parts[0] if len(path.parts) > 1 else path.stem

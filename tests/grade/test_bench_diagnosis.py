@@ -1,0 +1,56 @@
+"""The mutation benchmark (benchmarks/bench_diagnosis.py) on a small sample: no mutant is ever
+named wrong, and each operator's mutants are real (they parse and change the code)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_diagnosis.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    if not PATH.exists():
+        pytest.skip("benchmarks/ is not shipped in the wheel")
+    spec = importlib.util.spec_from_file_location("bench_diagnosis", PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_diagnosis"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def all_mutants(bench):
+    return list(bench.mutants())
+
+
+def test_a_sample_of_mutants_gets_no_wrong_name(bench, all_mutants):
+    result = bench.run(seeds=1, sample=40, rng_seed=3, found=all_mutants)
+    assert result["mutants"] == 40
+    s = bench.summary(result)
+    assert s["wrong"] == 0, [(k, m.exercise, m.style, m.operator.name, ids)
+                             for k, m, _, ids in result["misses"] if k != "unnamed"]  # fmt: skip
+
+
+def test_every_operator_makes_mutants_that_differ_from_the_solution(bench, all_mutants):
+    found = all_mutants
+    assert len(found) >= 250
+    by_operator = {m.operator.name for m in found}
+    assert by_operator == {op.name for op in bench.OPERATORS}  # each applies somewhere
+    for m in found[:: max(1, len(found) // 40)]:
+        ast.parse(m.source)
+        assert m.source != ast.unparse(ast.parse(bench.solutions()[m.exercise][m.style]))
+
+
+def test_the_right_solutions_pass(bench):
+    from attnlab.grade import check
+
+    for exercise, styles in bench.SOLUTIONS.items():  # (the corpus's are tested in test_grade)
+        for style, source in styles.items():
+            r = check(bench._load(source, exercise), exercise, seed=5)
+            assert r.passed, (exercise, style, r.mistakes)
