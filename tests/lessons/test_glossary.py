@@ -131,7 +131,7 @@ def _grader_texts() -> list[tuple[str, str, str]]:
 # The grader's texts belong to the grade engineer. Until they follow the glossary, what this
 # test finds there is reported (an expected failure, with the list) rather than failing the
 # suite; set STRICT_GRADER = True once it is clean.
-STRICT_GRADER = False
+STRICT_GRADER = True
 
 
 def test_grader_texts_use_one_term_per_concept():

@@ -80,16 +80,16 @@ DOCS_ZH = {
 }
 
 DOCS_JA = {
-    "softmax_rows": "x: (T, S) のスコア。各行に softmax をかけ、どの行も和が 1 になる (T, S) の重みを返します。\n"
+    "softmax_rows": "x: (T, S) のスコア。各行にソフトマックスをかけ、どの行も和が 1 になる (T, S) の重みを返します。\n"
     "大きなスコアでもあふれないよう、exp の前に各行の最大値を引きます。",
-    "causal_mask": "T: 系列の長さ。クエリ t がキー s (s <= t) に注意してよい位置を True とする (T, T) の\n"
+    "causal_mask": "T: 系列の長さ。クエリ t がキー s (s <= t) をアテンションで見てよい位置を True とする (T, T) の\n"
     "bool 配列を返します。対角線を含む下三角で、np.tril と同じです。",
     "scaled_dot_product_attention": "Q: (T, d) のクエリ、K: (S, d) のキー、V: (S, d_v) の値。mask=True なら\n"
     "因果マスクをかけます（クエリ t はキー 0..t だけを見ます）。(T, d_v) の出力\n"
     "softmax(Q K^T / sqrt(d)) V を返します。",
     "self_attention": "X: (T, d_model) の入力、W_Q, W_K, W_V: (d_model, d_k)。Q = X W_Q、K = X W_K、V = X W_V。\n"
     "スコアは Q K^T / sqrt(d_k)（T x T）。mask=True なら対角より上のスコアを -inf にし（np.tril）、\n"
-    "各行に softmax をかけます。(出力 (T, d_k), 重み (T, T)) を返します。",
+    "各行にソフトマックスをかけます。(出力 (T, d_k), 重み (T, T)) を返します。",
     "multi_head_attention": "X: (T, d_model)、W_Q, W_K, W_V, W_O: (d_model, d_model)。num_heads は d_model を\n"
     "割り切ります。射影して最後の軸を幅 d_k = d_model // num_heads の num_heads 個のヘッドに分け、\n"
     "ヘッドごとに scaled dot-product attention を計算し（スケール 1/sqrt(d_k)、mask なら因果）、\n"
