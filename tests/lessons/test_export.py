@@ -152,9 +152,11 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
 
 
 def _fresh_env(tmp: Path) -> Path:
-    """A new virtual environment without attnlab, its other dependencies borrowed from this one
-    (links to each installed package except attnlab, so pip needs no network)."""
-    subprocess.run([sys.executable, "-m", "venv", str(tmp / "env")], check=True, timeout=300)
+    """A new virtual environment without attnlab, its other dependencies (pip included)
+    borrowed from this one: links to each installed package but attnlab, so pip needs no
+    network and installs into the new environment."""
+    venv = [sys.executable, "-m", "venv", "--without-pip", str(tmp / "env")]
+    subprocess.run(venv, check=True, timeout=300)
     ours = Path(sysconfig.get_paths()["purelib"])
     deps = tmp / "deps"
     deps.mkdir()
