@@ -65,19 +65,22 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 def runs(tmp_path_factory):
     pytest.importorskip("nbclient", reason="pip install -e '.[dev]' (nbclient, ipykernel)")
     jobs, files = {}, {}
-    for number, lang in PAIRS:
-        folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
-        py, nb = lessons.export(number, folder, lang, overrides=overrides(number))
-        files[(number, lang)] = (py, nb)
-        jobs[(number, lang, "py")] = [sys.executable, str(py)]
-        jobs[(number, lang, "ipynb")] = [sys.executable, "-c", EXECUTE, str(nb)]
-    for number in source.lessons():  # what the terminal lesson runs, in a fresh process too
-        budget = overrides(number)
-        jobs[(number, "steps")] = [sys.executable, "-c", STEPS, str(number), repr(budget)]
-        extra = ["--budget", str(budget["BUDGET"])] if budget else []
-        jobs[(number, "cli")] = [sys.executable, "-m", "attnlab", "lesson", str(number), *extra]
-    with ThreadPoolExecutor(2) as pool:
-        done = dict(zip(jobs, pool.map(_run, jobs.values()), strict=True))
+    with ThreadPoolExecutor(2) as pool:  # each lesson's runs start while the next exports
+        for number in source.lessons():  # what the terminal lesson runs, in a fresh process too
+            budget = overrides(number)
+            steps = [sys.executable, "-c", STEPS, str(number), repr(budget)]
+            jobs[(number, "steps")] = pool.submit(_run, steps)
+            extra = ["--budget", str(budget["BUDGET"])] if budget else []
+            cli = [sys.executable, "-m", "attnlab", "lesson", str(number), *extra]
+            jobs[(number, "cli")] = pool.submit(_run, cli)
+        for number, lang in PAIRS:
+            folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
+            py, nb = lessons.export(number, folder, lang, overrides=overrides(number))
+            files[(number, lang)] = (py, nb)
+            jobs[(number, lang, "py")] = pool.submit(_run, [sys.executable, str(py)])
+            notebook = [sys.executable, "-c", EXECUTE, str(nb)]
+            jobs[(number, lang, "ipynb")] = pool.submit(_run, notebook)
+        done = {key: job.result() for key, job in jobs.items()}
     return done, files
 
 
@@ -152,9 +155,11 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
 
 
 def _fresh_env(tmp: Path) -> Path:
-    """A new virtual environment without attnlab, its other dependencies borrowed from this one
-    (links to each installed package except attnlab, so pip needs no network)."""
-    subprocess.run([sys.executable, "-m", "venv", str(tmp / "env")], check=True, timeout=300)
+    """A new virtual environment without attnlab, its other dependencies (pip included)
+    borrowed from this one: links to each installed package but attnlab, so pip needs no
+    network and installs into the new environment."""
+    venv = [sys.executable, "-m", "venv", "--without-pip", str(tmp / "env")]
+    subprocess.run(venv, check=True, timeout=300)
     ours = Path(sysconfig.get_paths()["purelib"])
     deps = tmp / "deps"
     deps.mkdir()

@@ -84,6 +84,14 @@ def cached_steps(monkeypatch, prefixes):
 
 
 _FULL: dict[tuple, tuple[str, dict]] = {}
+_BUILT: dict[tuple, list] = {}
+
+
+def built(number: int, lang: str) -> list:
+    """``export.build``'s cells for (lesson, language), built once in this test session."""
+    if (number, lang) not in _BUILT:
+        _BUILT[(number, lang)] = build(number, lang, overrides=short(number))
+    return _BUILT[(number, lang)]
 
 
 def full(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
@@ -197,11 +205,10 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
 
 
 @pytest.mark.parametrize("number", LESSONS)
-def test_the_code_the_terminal_shows_is_the_exported_script(number, tmp_path):
+def test_the_code_the_terminal_shows_is_the_exported_script(number):
     text, _ = full(number, "zh")
     shown = code_lines(text)
-    (script,) = lessons.export(number, tmp_path, "zh", "py", overrides=short(number))
-    lines = script.read_text(encoding="utf-8").splitlines()
+    lines = sys.modules["attnlab.lessons.export"].to_py(built(number, "zh")).splitlines()
     it = iter(lines)
     assert all(line in it for line in shown)  # every shown line, in order, in the script
     assert len(shown) > 20
@@ -412,13 +419,15 @@ def test_cli(capsys):
 
 
 def test_notebook_cells_follow_the_lesson():
-    cells = build(1, "ja")
+    cells = built(1, "ja")
     code = [c.text for c in cells if c.kind == "code"]
     assert code[0].endswith("import attnlab") and "%pip" not in code[0]
     assert 'LANG = "ja"' in code[1] and "SEED = 0" in code[1]
     assert any("check_answer(1, " in c for c in code) and any("print(check(" in c for c in code)
     assert sum("quiz(1, " in c for c in code) == len(source.prose(1, "ja").quiz)
     assert any("<details>" in c.text for c in cells if c.kind == "markdown")
+    exporter = sys.modules["attnlab.lessons.export"]  # the book writes build()'s cells as JSON
+    assert len(json.loads(exporter.to_ipynb(cells))["cells"]) == len(cells)
 
 
 class Tty(io.StringIO):

@@ -205,17 +205,22 @@ def notebook(
     return to_notebook(build(number, lang, seed, overrides, install))
 
 
-def to_ipynb(nb: nbformat.NotebookNode) -> str:
+def to_ipynb(nb: nbformat.NotebookNode | list[NotebookCell]) -> str:
+    """The notebook as ``.ipynb`` JSON (from the node, or from ``build``'s cells)."""
     import nbformat
 
-    return nbformat.writes(nb) + "\n"
+    return nbformat.writes(_node(nb)) + "\n"
 
 
-def to_py(nb: nbformat.NotebookNode) -> str:
+def to_py(nb: nbformat.NotebookNode | list[NotebookCell]) -> str:
     """``py:percent`` by jupytext: Markdown cells as comments under ``# %% [markdown]``."""
     import jupytext
 
-    return jupytext.writes(nb, fmt="py:percent")
+    return jupytext.writes(_node(nb), fmt="py:percent")
+
+
+def _node(nb: nbformat.NotebookNode | list[NotebookCell]) -> nbformat.NotebookNode:
+    return to_notebook(nb) if isinstance(nb, list) else nb
 
 
 def build_wheel(folder: Path) -> Path:
