@@ -16,13 +16,42 @@ def test_module_entry_point_runs():
     assert out.returncode == 0 and "1e-10" in out.stdout
 
 
-def test_bad_arguments_are_usage_errors():
-    out = subprocess.run(
-        [sys.executable, "-m", "attnlab", "check", "--dtype", "int8"],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 2 and "invalid choice" in out.stderr
+def test_bad_arguments_are_usage_errors(capsys):
+    assert main(["check", "--dtype", "int8"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'int8'" in err and "float32" in err and len(err.splitlines()) == 1
+
+
+def test_a_typo_in_a_name_suggests_the_name(capsys):
+    assert main(["lessen", "list"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'lesson'?" in err and len(err.splitlines()) == 1
+    assert main(["lesson", "1", "--lang", "jaa"]) == 2
+    assert "did you mean 'ja'?" in capsys.readouterr().err
+    assert main(["xyzzy"]) == 2  # nothing close: the list of commands instead
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "lesson" in err and "explore" in err
+
+
+def test_an_unknown_flag_points_to_the_commands_own_help(capsys):
+    for argv, flag, prog in (
+        (["explore", "--playgrond"], "--playgrond", "attnlab explore"),
+        (["train", "gpt", "--max-iterz", "3"], "--max-iterz 3", "attnlab train gpt"),
+        (["--bogus"], "--bogus", "attnlab"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err == f"{prog}: error: unrecognized arguments: {flag} (see '{prog} --help')\n"
+
+
+def test_help_shows_each_flags_default(capsys):
+    assert main(["serve", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "language of the page (default: en)" in out
+    assert out.count("default") == 2  # --port says its own, once; no "default: None"
+    assert main(["check", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: None)" not in out and "(default: False)" not in out
 
 
 def test_import_is_light_and_ref_never_imports_torch():

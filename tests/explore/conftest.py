@@ -4,6 +4,7 @@ With ATTNLAB_DOCS_SHOTS=1 (the README's screenshots) they train longer, so that 
 attention that has formed; the tests read every number from the runs either way."""
 
 import os
+import threading
 
 import pytest
 
@@ -39,3 +40,15 @@ def date_run(tmp_path_factory):
         )
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def served(gpt_run):
+    """``attnlab serve`` of the GPT run on 127.0.0.1, any free port, in a thread."""
+    from attnlab.explore.serve import make_server
+
+    server = make_server(gpt_run, port=0, texts=["ROMEO:"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()

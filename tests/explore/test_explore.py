@@ -107,6 +107,8 @@ def test_cli_writes_one_file(gpt_run, tmp_path, capsys):
     d = _data(out.read_text(encoding="utf-8"))
     assert d["lang"] == "zh" and d["words"]["head_view"] == "头视图" and len(d["views"]) == 4
     assert main(["explore", "--playground", "-o", str(tmp_path / "pg.html")]) == 0
+    kib = round((tmp_path / "pg.html").stat().st_size / 1024)  # a small page: KiB, not 0.0 MiB
+    assert f"pg.html ({kib} KiB)" in capsys.readouterr().out and kib < 100
     assert main(["explore", str(gpt_run), "-o", str(out)]) == 0  # no --text: the probe's start
     d = _data(out.read_text(encoding="utf-8"))
     first = d["views"][0]
@@ -133,3 +135,17 @@ def test_a_page_carries_at_most_twelve_snapshots_first_and_last_kept(tmp_path):
     kept = [s for s, _ in data.snapshots(tmp_path)]
     assert len(kept) == data.MAX_SNAPSHOTS and kept[0] == 0 and kept[-1] == 2900
     assert kept == sorted(set(kept))
+
+
+def test_translate_prints_a_legend_that_matches_its_shades(date_run, capsys):
+    from attnlab.tables import SHADES, text_heatmap
+
+    main(["translate", str(date_run), "Saturday 9 May 2018"])
+    legend = capsys.readouterr().out.splitlines()[-1]
+    pairs = legend.split(": ", 1)[1].split("  ")
+    assert len(pairs) == len(SHADES)
+    for pair in pairs:  # each shade is what the heatmap prints on its side of the bound
+        char, bound = pair.split(" ")
+        x = float(bound.lstrip("<>=")) + (-1e-9 if bound.startswith("<") else 1e-9)
+        cell = text_heatmap(np.array([[x]]), "a", "b").splitlines()[1][4]
+        assert cell == (" " if char == "␣" else char), pair

@@ -47,11 +47,15 @@ class Watched:
         folder.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(folder / f"{name}.png"))
 
-    def weights(self, head: int = 0) -> list[float]:
-        sel = f'#weights li[data-head="{head}"]'
+    def weights(self, head: int = 0, which: str = "all") -> list[float]:
+        """The weights in the side panel: "all" in text order, "top" strongest first."""
+        sel = f'#weights li.{which}[data-head="{head}"]'
         return [
             float(x) for x in self.page.locator(sel).evaluate_all("l => l.map(e => e.dataset.w)")
         ]
+
+    def line_heads(self) -> set[str]:
+        return set(self.page.locator("#lines line").evaluate_all("l => l.map(e => e.dataset.head)"))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +80,15 @@ def test_gpt_page_head_view_shows_the_runs_weights(browser, gpt_run, gpt_page, t
     w.page.hover('.tok.q[data-i="6"]')
     for h in range(2):
         assert w.weights(h) == pytest.approx(expected[1, h, 6, :7], abs=1e-4)
+        top = w.weights(h, "top")  # the strongest keys first: sorted, the largest leading
+        assert top == pytest.approx(sorted(expected[1, h, 6, :7], reverse=True)[:5], abs=1e-4)
+        assert top[0] == pytest.approx(expected[1, h, 6, :7].max(), abs=1e-4)
+    headings = w.page.locator("#weights h3").all_inner_texts()
+    assert [t.strip() for t in headings] == ["head 0", "head 1"]  # no stray list number
+    assert w.page.locator("#weights details[open]").count() == 0  # the full lists are folded
     guesses = w.page.locator("#predictions li").evaluate_all("l => l.map(e => +e.dataset.p)")
+    box = w.page.locator("#predictions").bounding_box()
+    assert box["y"] + box["height"] <= w.page.viewport_size["height"]  # the guesses in view
     model, tok, _ = load_run(gpt_run)
     with torch.no_grad():
         probs = model(torch.tensor([tok.encode(text)]))[0][0, 6].softmax(-1)
@@ -102,30 +114,164 @@ def test_keyboard_and_touch_select_tokens(browser, gpt_run, gpt_page):
     t.clean()
 
 
-def test_matrix_view_and_the_training_slider(browser, gpt_run, gpt_page, tmp_path):
+def test_matrix_view_says_what_to_do_and_shows_the_hovered_cell(
+    browser, gpt_run, gpt_page, tmp_path
+):
     w = Watched(browser, gpt_page)
+    w.page.hover('.tok.q[data-i="6"]')  # a hover in the head view ...
+    assert w.page.locator("#weights").count() == 1
     w.page.click("#tab-matrix")
+    assert w.page.locator("#weights").count() == 0  # ... is not shown in the matrix view
+    assert page.WORDS["matrix_help"]("en") in w.page.locator("#side-help").inner_text()
+    assert "on the left" not in w.page.locator("aside").inner_text()
     assert w.page.locator(".thumb").count() == 4  # 2 layers x 2 heads
-    w.shot(tmp_path, "gpt_matrix_view")
     w.page.click('.thumb[data-layer="1"][data-head="0"]')
     labels = w.page.locator("#matrix-svg text").all_text_contents()
     assert "L1 H0" in labels and "J" in labels
-    w.page.click("#tab-head")
-    w.page.select_option("#text", "probe")  # how attention formed: the probe text by step
+    assert page.WORDS["cell_help"]("en") in w.page.locator("#side-help").inner_text()
+    text = "ROMEO: and JULIET"
+    box = w.page.locator("#matrix-img").bounding_box()
+    T = len(text)
+    for t, s in ((9, 2), (16, 16), (3, 0)):  # the middle of cell (t, s)
+        w.page.mouse.move(
+            box["x"] + (s + 0.5) * box["width"] / T, box["y"] + (t + 0.5) * box["height"] / T
+        )
+        info = w.page.locator("#cell-info")
+        assert (info.get_attribute("data-row"), info.get_attribute("data-col")) == (str(t), str(s))
+        weight = _model_weights(gpt_run, text)[1, 0, t, s]
+        assert float(info.get_attribute("data-w")) == pytest.approx(weight, abs=1e-4)
+        assert f"{text[t].replace(' ', '␣')} → " in info.inner_text()
+    w.shot(tmp_path, "gpt_matrix_view")
+    w.page.mouse.move(0, 0)
+    assert w.page.locator("#cell-info").count() == 0
+    w.clean()
+
+
+def test_the_training_control_moves_through_the_snapshots_and_plays(
+    browser, gpt_run, gpt_page, tmp_path
+):
+    w = Watched(browser, gpt_page)
+    help_ = w.page.locator("#training-help")  # visible at once, with its one-line explanation
+    assert help_.is_visible() and help_.inner_text() == page.WORDS["formed_help"]("en")
     snaps = probes.load(gpt_run)
     slider = w.page.locator("#step")
-    assert slider.get_attribute("max") == str(len(snaps) - 1)
+    assert slider.is_visible() and slider.get_attribute("max") == str(len(snaps) - 1)
     for i, (step, snap) in enumerate(snaps):
         slider.fill(str(i))
-        assert w.page.locator("#step-label").inner_text().endswith(str(step))
+        assert w.page.locator("#step-label").inner_text().endswith(f" {step}")
+        assert w.page.locator("#text").input_value() == "probe"
         w.page.hover('.tok.q[data-i="4"]')
         assert w.weights(0) == pytest.approx(snap["weights"][0, 0, 4, :5], abs=2 / 255)
         w.page.mouse.move(0, 0)
     assert snaps[0][1]["weights"][0, 0, 4, :5] != pytest.approx(
         snaps[-1][1]["weights"][0, 0, 4, :5]
     )
+    w.page.select_option("#text", "t0")  # back to a text; play starts from the first snapshot
+    w.page.click("#play")
+    seen = set()
+    for _ in range(400):  # bounded: each step is 0.9 s
+        seen.add(w.page.locator("#step-label").inner_text())
+        if w.page.locator("#play").get_attribute("aria-pressed") == "false":
+            break
+        w.page.wait_for_timeout(50)
+    seen.add(w.page.locator("#step-label").inner_text())
+    assert seen == {f"step {s}" for s, _ in snaps}  # every snapshot shown, then it stops
+    assert slider.input_value() == str(len(snaps) - 1)
     w.shot(tmp_path, "gpt_training_slider")
     w.clean()
+
+
+def test_the_legend_isolates_a_head(browser, gpt_run, gpt_page):
+    w = Watched(browser, gpt_page)
+    entries = w.page.locator(".legend-entry")
+    assert entries.all_inner_texts() == ["head 0", "head 1"]
+    colors = w.page.locator(".legend-entry .swatch").evaluate_all(
+        "l => l.map(e => getComputedStyle(e).backgroundColor)"
+    )
+    line_colors = w.page.locator("#lines line").evaluate_all(
+        "l => [...new Set(l.map(e => e.dataset.head + ' ' + getComputedStyle(e).stroke))]"
+    )
+    assert sorted(line_colors) == [f"{h} {c}" for h, c in enumerate(colors)]  # same colours
+    assert w.line_heads() == {"0", "1"}
+    w.page.click('.legend-entry[data-head="1"]')
+    assert w.line_heads() == {"1"} and w.page.locator("#head").input_value() == "1"
+    w.page.hover('.tok.q[data-i="5"]')
+    assert w.page.locator('#weights li[data-head="0"]').count() == 0
+    assert w.weights(1) == pytest.approx(
+        _model_weights(gpt_run, "ROMEO: and JULIET")[0, 1, 5, :6], abs=1e-4
+    )
+    w.page.mouse.move(0, 0)
+    w.page.click('.legend-entry[data-head="1"]')  # again: all heads
+    assert w.line_heads() == {"0", "1"} and w.page.locator("#head").input_value() == "all"
+    w.clean()
+
+
+def test_guidance_is_in_the_pages_language_and_can_be_hidden(browser, gpt_run, tmp_path):
+    for lang, word in (("en", "query"), ("ja", "クエリ"), ("zh", "查询")):
+        path = tmp_path / f"{lang}.html"
+        explore(gpt_run, ["ROMEO:"], lang=lang).save(path)
+        w = Watched(browser, path)
+        guide = w.page.locator("#guide")
+        assert guide.inner_text().strip().startswith(page.WORDS["guide_head"](lang)[:12])
+        assert word in guide.inner_text() and w.page.locator("html").get_attribute("lang") == lang
+        w.page.click("#tab-matrix")
+        assert guide.inner_text().strip().startswith(page.WORDS["guide_matrix"](lang)[:12])
+        w.page.click("#guide-close")
+        assert not guide.is_visible()
+        w.page.click("#tab-head")  # each view has its own line
+        assert guide.is_visible()
+        w.page.click("#tab-matrix")
+        assert not guide.is_visible()  # and a hidden one stays hidden
+        w.clean()
+    assert "注意" not in page.WORDS["guide_head"]("ja")  # the glossary's アテンション
+
+
+def test_heads_that_do_something_recognisable_are_pointed_to(browser, tmp_path):
+    from attnlab.explore import data
+
+    tokens = list("ab␣cd⏎ef␣gh⏎ij␣kl")
+    T = len(tokens)
+    prev = np.eye(T, k=-1)
+    prev[0, 0] = 1
+    first = np.zeros((T, T))
+    first[:, 0] = 1
+    even = np.tril(np.ones((T, T)))
+    even /= even.sum(-1, keepdims=True)
+    w = np.stack([[even, prev], [first, even]])  # (2, 2, T, T)
+    view = data.View("1", tokens, tokens, w, True, top=[[("a", 0.5)]] * T)
+    path = tmp_path / "found.html"
+    path.write_text(page.model_page(data.Page("gpt", "run", [view]), "en"), encoding="utf-8")
+    p = Watched(browser, path)
+    found = p.page.locator("#heads-found button")
+    assert found.evaluate_all(
+        "l => l.map(e => [e.dataset.layer, e.dataset.head, e.dataset.pattern, +e.dataset.share])"
+    ) == [["0", "1", "previous", 1.0], ["1", "0", "first", 1.0]]
+    assert "the previous character: 1.00" in found.first.inner_text()
+    found.first.click()  # goes to that head
+    assert (
+        p.page.locator("#layer").input_value() == "0"
+        and p.page.locator("#head").input_value() == "1"
+    )
+    assert p.line_heads() == {"1"}
+    p.clean()
+
+
+def test_the_page_uses_the_width_and_fits_a_phone(browser, gpt_page):
+    w = Watched(browser, gpt_page, viewport={"width": 1400, "height": 900})
+    svg, side = w.page.locator("#head-svg").bounding_box(), w.page.locator("aside").bounding_box()
+    assert svg["width"] >= 700  # not a third of the window
+    assert 0 <= side["x"] - (svg["x"] + svg["width"]) <= 60  # the panel beside the figure
+    w.clean()
+    phone = Watched(browser, gpt_page, viewport={"width": 390, "height": 844}, has_touch=True)
+    assert phone.page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll
+    svg, side = (
+        phone.page.locator("#head-svg").bounding_box(),
+        phone.page.locator("aside").bounding_box(),
+    )
+    assert svg["x"] + svg["width"] <= 390 and side["y"] >= svg["y"] + svg["height"] - 1  # below
+    phone.page.tap('.tok.q[data-i="3"]')
+    assert len(phone.weights(0)) == 4
+    phone.clean()
 
 
 def test_exports_download_svg_and_png(browser, gpt_page):
@@ -160,6 +306,8 @@ def test_date_model_page_steps_through_decoding(browser, date_run, tmp_path):
     assert len(t.text) >= 5  # the fixture's model writes something to step through
     w = Watched(browser, path)
     assert "出力" in w.page.locator("#note").inner_text()
+    guide = w.page.locator("#guide").inner_text()  # what a seq2seq page shows, in Japanese
+    assert page.WORDS["guide_s2s"]("ja") in guide and "アテンション" in guide
     w.page.locator("#decode").fill("4")
     assert w.page.locator(".tok.q.sel").text_content() == t.text[3]
     assert w.weights(0) == pytest.approx(t.weights[3].tolist(), abs=1e-4)
@@ -184,6 +332,7 @@ def test_playground_computes_what_attnlab_ref_computes(browser, tmp_path):
     path.write_text(page.playground_page("zh"), encoding="utf-8")
     w = Watched(browser, path)
     keys = page.KEYS
+    _numbers_and_labels_are_tidy(w)
     got = _playground_weights(w)
     assert got == pytest.approx(ref.softmax(keys @ [1.0, 0.0]), abs=1e-12)
     assert [round(x, 2) for x in got] == [0.12, 0.11, 0.26, 0.29, 0.23]  # the course's numbers
@@ -212,7 +361,28 @@ def test_playground_computes_what_attnlab_ref_computes(browser, tmp_path):
     w.page.check("#causal")  # the other characters' rows lose their future
     cells = w.page.locator("#pg-matrix tr").nth(1).locator("td").all_text_contents()
     assert cells[0] == "1.00" and set(cells[1:]) == {"0.00"}
+    _numbers_and_labels_are_tidy(w)
     w.clean()
+
+
+def _numbers_and_labels_are_tidy(w) -> None:
+    """Every number in the playground as 0.00; no two key labels overlap, none covers a key."""
+    shown = w.page.locator("#pg-table td, #pg-weights .num, #mult-label").all_inner_texts()
+    assert len(shown) == 5 + 5 + 25 + 5 + 1
+    assert all(re.fullmatch(r"(× )?(-?\d+\.\d\d|-inf)", x.strip()) for x in shown), shown
+    labels = w.page.locator("#pad text.key-label").evaluate_all(
+        "l => l.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    dots = w.page.locator("#pad circle:not(#query-dot)").evaluate_all(
+        "l => l.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    assert len(labels) == 5 and len(dots) == 5
+
+    def overlap(a, b) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    for i, a in enumerate(labels):
+        assert not any(overlap(a, b) for b in labels[i + 1 :] + dots), (i, labels, dots)
 
 
 def test_two_explorers_in_one_notebook_page_do_not_clash(browser, gpt_run, tmp_path):
@@ -228,19 +398,6 @@ def test_two_explorers_in_one_notebook_page_do_not_clash(browser, gpt_run, tmp_p
     assert gpt.locator("#weights li").count() > 0
     assert re.search("about:srcdoc", " ".join(w.requests)) or set(w.requests) == {w.url}
     assert w.errors == [] and w.dialogs == []
-
-
-@pytest.fixture
-def served(gpt_run):
-    import threading
-
-    from attnlab.explore.serve import make_server
-
-    server = make_server(gpt_run, port=0, texts=["ROMEO:"])
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 def test_serve_listens_on_loopback_only_and_computes_typed_text(browser, gpt_run, served):
@@ -260,7 +417,7 @@ def test_serve_listens_on_loopback_only_and_computes_typed_text(browser, gpt_run
     page_.click("#live-go")
     page_.wait_for_selector('.tok.q[data-i="8"]')
     page_.hover('.tok.q[data-i="8"]')
-    shown = page_.locator('#weights li[data-head="1"]').evaluate_all(
+    shown = page_.locator('#weights li.all[data-head="1"]').evaluate_all(
         "l => l.map(e => +e.dataset.w)"
     )
     assert shown == pytest.approx(_model_weights(gpt_run, "JULIET: O")[0, 1, 8], abs=1e-4)

@@ -1,11 +1,14 @@
 """Argument types shared by the commands: every flag is checked where it is parsed.
 
-A bad value is one line that names the flag, the value and what was expected (exit 2).
+A bad value is one line that names the flag, the value and what was expected (exit 2). A
+name that is nearly right (``attnlab lessen``) gets "did you mean 'lesson'?"; an unknown flag
+points to the command's own ``--help``; ``--help`` shows each flag's default.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import sys
 from collections.abc import Callable, Iterable
@@ -13,11 +16,53 @@ from collections.abc import Callable, Iterable
 from ..i18n import LANGS
 
 
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help that ends each flag's line with its default, where it has a telling one (not
+    None, False or empty, and not already named in the help text)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        d = action.default
+        if (
+            "default" in text
+            or d is None
+            or d is False
+            or d == []
+            or d is argparse.SUPPRESS
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
 class ArgParser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``attnlab grade: error: ... (see --help)``, exit 2."""
+    """argparse with one-line errors: ``attnlab grade: error: ... (see 'attnlab grade
+    --help')``, exit 2, naming the command whose flags went wrong."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+        self.set_defaults(_help_prog=self.prog)  # the deepest command parsed wins
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:  # an unknown flag: point to the --help of the command it was given to
+            prog = getattr(ns, "_help_prog", self.prog)
+            self.exit(2, f"{prog}: error: unrecognized arguments: {' '.join(extra)} "
+                      f"(see '{prog} --help')\n")  # fmt: skip
+        return ns
+
+    def _check_value(self, action: argparse.Action, value) -> None:
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (choose from {', '.join(names)})"
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint}")
 
 
 def _number(kind: type, test: Callable[[float], bool], expected: str):

@@ -49,6 +49,11 @@ def run(a) -> int:
         raise UserError(f"-o {out}: a folder, expected a file name such as {out / 'explore.html'}")
     page = explore(a.run_dir, a.text, lang=a.lang, playground=a.playground)
     page.save(out)
-    size = out.stat().st_size
-    print(f"wrote {out} ({size / 2**20:.1f} MiB); open it in a browser, no server needed")
+    size = human_size(out.stat().st_size)
+    print(f"wrote {out} ({size}); open it in a browser, no server needed")
     return 0
+
+
+def human_size(n: int) -> str:
+    """Bytes as MiB, or as KiB under 0.1 MiB (a small page is not "0.0 MiB")."""
+    return f"{n / 2**20:.1f} MiB" if n >= 0.1 * 2**20 else f"{max(1, round(n / 2**10))} KiB"

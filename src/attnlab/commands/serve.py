@@ -12,7 +12,8 @@ def add_parser(sub) -> None:
         NAME,
         help="serve a run's explorer page on 127.0.0.1 with a text box: type, see the attention",
         description="Serve the page 'attnlab explore' writes, live: type any text into it and "
-        "see the model's attention. Listens on 127.0.0.1 only (this machine); Ctrl-C stops it.",
+        "see the model's attention. Listens on 127.0.0.1 only (this machine) and answers only "
+        "requests addressed to 127.0.0.1:PORT or localhost:PORT; Ctrl-C stops it.",
         epilog="example: attnlab serve runs/gpt --port 8000, then open http://127.0.0.1:8000/",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a GPT or seq2seq run directory")

@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..tables import text_heatmap
+    from ..tables import shade_legend, text_heatmap
     from ..train import load_seq2seq, translate
 
     model = load_seq2seq(a.run_dir)
@@ -31,6 +31,7 @@ def run(a) -> int:
         print("(this model has no attention: nothing to align)")
     else:
         print(text_heatmap(t.weights.numpy(), a.text, t.text))
+        print(shade_legend())
         if a.plot:
             from ..viz import plot_alignment
 

@@ -16,7 +16,8 @@ from importlib import resources
 import numpy as np
 
 from ..i18n import LANGS, Text
-from .data import Page
+from .data import Page, View
+from .heads import find_heads
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:"
@@ -30,7 +31,15 @@ WORDS = {
         "学習中：各評価時の確認用テキスト",
         "训练过程：每次评估时的探针文本",
     ),
-    "formed": Text("how attention formed", "注意の育ち方", "注意力如何形成"),
+    "formed": Text("how attention formed", "アテンションの育ち方", "注意力如何形成"),
+    "formed_help": Text(
+        "the probe text as the model saw it at each evaluation during training: slide or play",
+        "学習中の各評価時点で、モデルが確認用テキストに向けたアテンション。スライドか再生で見る",
+        "训练中每次评估时模型在探针文本上的注意力：拖动滑块或播放",
+    ),
+    "probe": Text("training probe", "学習中の確認用テキスト", "训练探针文本"),
+    "play": Text("play", "再生", "播放"),
+    "pause": Text("pause", "一時停止", "暂停"),
     "step": Text("step", "ステップ", "步"),
     "layer": Text("layer", "層", "层"),
     "head": Text("head", "ヘッド", "头"),
@@ -45,7 +54,7 @@ WORDS = {
     "weights": Text("weights", "重み", "权重"),
     "hover": Text(
         "Hover, tap or tab to a token on the left to see only its attention and the exact weights.",
-        "左のトークンにマウスを重ねるか、タップするか、Tab で移ると、その注意と正確な重みだけが見えます。",
+        "左のトークンにマウスを重ねるか、タップするか、Tab で移ると、そのアテンションと正確な重みだけが見えます。",
         "把鼠标移到左侧的词元上、点按它或用 Tab 键选中，就只显示它的注意力和精确的权重。",
     ),
     "predicts": Text(
@@ -62,7 +71,7 @@ WORDS = {
         "床前明月光：移动“光”的查询",
     ),
     "query": Text("query of 光", "「光」のクエリ", "“光”的查询"),
-    "multiply": Text("scores ×", "点数 ×", "分数 ×"),
+    "multiply": Text("scores ×", "スコア ×", "分数 ×"),
     "scale": Text("divide by √d", "√d で割る", "除以 √d"),
     "causal": Text("causal mask", "因果マスク", "因果掩码"),
     "drag": Text(
@@ -70,14 +79,14 @@ WORDS = {
         "「光」のクエリ：ドラッグするか、フォーカスして矢印キーで動かします",
         "“光”的查询：拖动它，或选中后用方向键移动",
     ),
-    "scores": Text("scores", "点数", "分数"),
+    "scores": Text("scores", "スコア", "分数"),
     "strongest": Text(
         "the strongest {n} lines; pick a token for all of its weights",
         "強い順に {n} 本だけ表示。トークンを選ぶとその重みをすべて表示",
         "只显示最强的 {n} 条线；选中一个词元可看它的全部权重",
     ),
     "type_text": Text("type a text", "テキストを入力", "输入一段文本"),
-    "show": Text("show its attention", "注意を見る", "查看注意力"),
+    "show": Text("show its attention", "アテンションを見る", "查看注意力"),
     "row_of": Text("the row of 光", "「光」の行", "“光”这一行"),
     "all_rows": Text(
         "every character (the others' queries are their keys)",
@@ -92,6 +101,79 @@ WORDS = {
         "每个点是一个字的键：特征 0 表示“在天上”，特征 1 表示“地点或方向”。权重是“光”的查询与"
         "每个键的点积的 softmax。",
     ),
+    "guide_head": Text(
+        "What you see: each query token on the left sends lines to the keys on the right it "
+        "attends to; a thicker, darker line is a larger attention weight; each colour is one head.",
+        "見方：左のクエリのトークンから、右の注目するキーへ線が伸びます。太く濃い線ほどアテンションの"
+        "重みが大きく、色はヘッドを表します。",
+        "怎么看：左边每个查询词元向右边它关注的键连线；线越粗越深，注意力权重越大；每种颜色是一个头。",
+    ),
+    "guide_s2s": Text(
+        "What you see: each output character on the left, as it is written, attends to the input "
+        "characters on the right; line weight = attention weight. Step through with the decoding "
+        "slider.",
+        "見方：左の出力文字は、書かれるときに右の入力文字へアテンションを向けます。線の太さ＝アテンショ"
+        "ンの重み。デコードのスライダーで一文字ずつ進めます。",
+        "怎么看：左边每个输出字符在生成时关注右边的输入字符；线的粗细 = 注意力权重。用解码滑块逐步查看。",
+    ),
+    "guide_matrix": Text(
+        "What you see: each square is one head; a cell is that head's weight from its row (a "
+        "query) to its column (a key), darker = larger. Click a square to enlarge it.",
+        "見方：各マスは一つのヘッドです。セルは、その行（クエリ）から列（キー）へのヘッドの重みで、"
+        "濃いほど大きい値です。マスをクリックすると拡大します。",
+        "怎么看：每个方块是一个头；格子是该头从行（查询）到列（键）的权重，越深越大。点击方块可放大。",
+    ),
+    "guide_playground": Text(
+        "What you see: the red arrow is 光's query, the grey points are the keys; drag the query "
+        "and watch the scores (query · key) and the softmax weights follow.",
+        "見方：赤い矢印が「光」のクエリ、灰色の点がキーです。クエリをドラッグすると、スコア（クエリ・"
+        "キーの内積）とソフトマックスの重みが追いかけて変わります。",
+        "怎么看：红色箭头是“光”的查询，灰色点是键；拖动查询，看分数（查询 · 键）和 softmax 权重如何变化。",
+    ),
+    "dismiss": Text("hide this line", "この説明を隠す", "隐藏这行说明"),
+    "legend": Text(
+        "click a head to see it alone, again for all",
+        "ヘッドをクリックでそれだけ表示、もう一度で全部",
+        "点击一个头只看它，再点一次看全部",
+    ),
+    "strongest_keys": Text("strongest keys first", "重みの大きいキーから順に", "权重最大的键在前"),
+    "all_weights": Text(
+        "all {n} weights, in text order",
+        "全 {n} 個の重み（テキスト順）",
+        "全部 {n} 个权重（按文本顺序）",
+    ),
+    "heads_found": Text("heads to look at", "注目したいヘッド", "值得一看的头"),
+    "heads_found_help": Text(
+        "found from the weights on this text: the share of its weight each head puts there "
+        "(even attention would put the second number)",
+        "このテキストでの重みから自動で検出：そのヘッドが重みのどれだけをそこへ向けるか"
+        "（均等なアテンションなら二つ目の数）",
+        "根据这段文本上的权重自动找出：该头把多少权重放在那里（均匀注意力时为第二个数）",
+    ),
+    "no_heads": Text(
+        "No head here clearly attends to the previous character, the first one, spaces or the "
+        "line start (train longer, or try a longer text).",
+        "直前の文字・最初の文字・空白・行頭にはっきりアテンションを向けるヘッドは、ここにはありません"
+        "（もっと学習するか、長いテキストで試してください）。",
+        "这里没有明显关注前一个字符、第一个字符、空格或行首的头（多训练一会儿，或换一段更长的文本）。",
+    ),
+    "previous": Text("the previous character", "直前の文字", "前一个字符"),
+    "first": Text("the first character", "最初の文字", "第一个字符"),
+    "space": Text("spaces", "空白", "空格"),
+    "line_start": Text("the start of its line", "行頭", "行首"),
+    "matrix_help": Text(
+        "Click a square to enlarge that head; there, hover a cell for its row, column and weight.",
+        "マスをクリックするとそのヘッドを拡大します。拡大後はセルにマウスを重ねると、行・列・重みが"
+        "見えます。",
+        "点击一个方块放大该头；放大后把鼠标移到格子上，可看到它的行、列和权重。",
+    ),
+    "cell_help": Text(
+        "Hover or tap a cell to see its row (query), column (key) and weight.",
+        "セルにマウスを重ねるかタップすると、行（クエリ）・列（キー）・重みが見えます。",
+        "把鼠标移到格子上或点按它，可看到它的行（查询）、列（键）和权重。",
+    ),
+    "row": Text("row", "行", "行"),
+    "column": Text("column", "列", "列"),
 }
 
 
@@ -125,8 +207,20 @@ def render(data: dict, lang: str = "en", title: str = "attnlab explore", csp: st
     )
 
 
+def view_json(view: View, kind: str) -> dict:
+    """A view as the page reads it; a GPT's text views also name their recognisable heads."""
+    out = view.to_json()
+    if kind == "gpt" and view.step is None and view.causal:
+        out["heads_found"] = [f.to_json() for f in find_heads(view.weights, view.keys)]
+    return out
+
+
 def model_page(page: Page, lang: str = "en") -> str:
-    data = {"mode": "model", "kind": page.kind, "views": [v.to_json() for v in page.views]}
+    data = {
+        "mode": "model",
+        "kind": page.kind,
+        "views": [view_json(v, page.kind) for v in page.views],
+    }
     return render(data, lang, f"attnlab explore: {page.title}")
 
 
@@ -143,4 +237,13 @@ def playground_page(lang: str = "en") -> str:
     return render(data, lang, "attnlab explore: 床前明月光")
 
 
-__all__ = ["CHARS", "CSP", "KEYS", "model_page", "playground_page", "render", "script_json"]
+__all__ = [
+    "CHARS",
+    "CSP",
+    "KEYS",
+    "model_page",
+    "playground_page",
+    "render",
+    "script_json",
+    "view_json",
+]

@@ -1,4 +1,4 @@
-"""Plots of attention: heatmaps with token labels, head grids, charts (matplotlib).
+"""Plots of attention: heatmaps with token labels, head grids, charts (matplotlib object API).
 
 Imported only by commands that draw; ``import attnlab`` never loads matplotlib.
 ``attnlab.viz.explore`` (the interactive page) lives in ``attnlab.explore``: it is looked up

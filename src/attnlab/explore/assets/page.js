@@ -65,6 +65,18 @@
     bar.append(svgB, pngB);
   }
   const fmt = (x) => x.toFixed(4);
+  const dismissed = new Set();
+
+  // ---- guidance: one dismissable "what am I looking at" line per view ---------------------
+  function guide(key) {
+    const box = document.getElementById("guide");
+    if (dismissed.has(key)) { box.replaceChildren(); box.hidden = true; return; }
+    const close = el("button", { type: "button", id: "guide-close", class: "close", "aria-label": W.dismiss, title: W.dismiss }, "×");
+    close.addEventListener("click", () => { dismissed.add(key); guide(key); });
+    box.hidden = false;
+    box.dataset.view = key;
+    box.replaceChildren(el("span", {}, W[key]), close);
+  }
 
   if (DATA.mode === "playground") return playground();
 
@@ -72,7 +84,8 @@
   const views = DATA.views.map(unpackView);
   const texts = views.filter((v) => v.step === null), probes = views.filter((v) => v.step !== null);
   const state = { view: texts[0] || probes[probes.length - 1], layer: 0, head: "all", sel: null,
-    pinned: false, tab: "head", big: null, decode: null };
+    pinned: false, tab: "head", big: null, decode: null, cell: null, timer: null };
+  const TOP_K = 5;  // the strongest keys listed first; the rest folded
 
   function unpackView(v) {
     const bytes = Uint8Array.from(atob(v.w), (c) => c.charCodeAt(0));
@@ -96,29 +109,23 @@
     return Object.assign({}, v, { W: w });
   }
 
+  function showView(v) {  // another text or snapshot: nothing selected carries over
+    state.view = v; state.sel = null; state.pinned = false; state.decode = null; state.cell = null;
+  }
+
   function controls() {
     bar.replaceChildren(el("h1", {}, W.title));
     const pick = el("select", { id: "text", "aria-label": W.text });
     const label = (v) => (DATA.kind === "seq2seq" ? v.keys.join("") + " → " + v.note : v.queries.join("")).slice(0, 48);
     texts.forEach((v, i) => pick.append(el("option", { value: "t" + i }, W.text + " " + v.name + ": " + label(v))));
-    if (probes.length) pick.append(el("option", { value: "probe" }, W.training));
+    if (probes.length) pick.append(el("option", { value: "probe" }, W.probe));
     pick.value = state.view.step === null ? "t" + texts.indexOf(state.view) : "probe";
     pick.addEventListener("change", () => {
-      state.view = pick.value === "probe" ? probes[probes.length - 1] : texts[+pick.value.slice(1)];
-      state.sel = null; state.decode = null; controls(); draw();
+      stop();
+      showView(pick.value === "probe" ? probes[probes.length - 1] : texts[+pick.value.slice(1)]);
+      controls(); draw();
     });
     bar.append(el("label", {}, W.text), pick);
-    if (state.view.step !== null) {
-      const slider = el("input", { id: "step", type: "range", min: 0, max: probes.length - 1,
-        value: probes.indexOf(state.view), "aria-label": W.step });
-      const shown = el("output", { id: "step-label" }, W.step + " " + state.view.step);
-      slider.addEventListener("input", () => {
-        state.view = probes[+slider.value];
-        shown.textContent = W.step + " " + state.view.step;
-        draw();
-      });
-      bar.append(el("label", {}, W.formed), slider, shown);
-    }
     const v = state.view;
     if (v.layers > 1 || v.heads > 1) {
       const layer = el("select", { id: "layer", "aria-label": W.layer });
@@ -129,7 +136,7 @@
       head.append(el("option", { value: "all" }, W.all));
       for (let h = 0; h < v.heads; h++) head.append(el("option", { value: h }, String(h)));
       head.value = state.head;
-      head.addEventListener("change", () => { state.head = head.value === "all" ? "all" : +head.value; draw(); });
+      head.addEventListener("change", () => setHead(head.value === "all" ? "all" : +head.value));
       bar.append(el("label", {}, W.layer), layer, el("label", {}, W.head), head);
     }
     if (DATA.kind === "seq2seq") {
@@ -140,11 +147,68 @@
     }
     for (const [tab, name] of [["head", W.head_view], ["matrix", W.matrix_view]]) {
       const b = el("button", { id: "tab-" + tab, type: "button", "aria-pressed": String(state.tab === tab) }, name);
-      b.addEventListener("click", () => { state.tab = tab; controls(); draw(); });
+      b.addEventListener("click", () => {
+        state.tab = tab; state.sel = null; state.pinned = false; state.cell = null;  // no stale hover
+        controls(); draw();
+      });
       bar.append(b);
     }
     exportButtons();
     if (DATA.live) liveBox();
+    if (probes.length) bar.append(trainingRow());
+  }
+
+  function setHead(h) {
+    state.head = h;
+    const pick = document.getElementById("head");
+    if (pick) pick.value = String(h);
+    draw();
+  }
+
+  // ---- how attention formed: the probe text at each evaluation, with play/pause -----------
+  function trainingRow() {
+    const row = el("div", { id: "training", class: "row" });
+    const at = state.view.step === null ? probes.length - 1 : probes.indexOf(state.view);
+    const play = el("button", { id: "play", type: "button", "aria-pressed": String(state.timer !== null) },
+      state.timer !== null ? "❚❚ " + W.pause : "▶ " + W.play);
+    const slider = el("input", { id: "step", type: "range", min: 0, max: probes.length - 1, value: at,
+      "aria-label": W.formed });
+    const shown = el("output", { id: "step-label" }, W.step + " " + probes[at].step);
+    slider.addEventListener("input", () => { stop(); toStep(+slider.value); });
+    play.addEventListener("click", () => (state.timer !== null ? stop() : start()));
+    row.append(el("strong", {}, W.formed), play, slider, shown,
+      el("span", { class: "note", id: "training-help" }, W.formed_help));
+    return row;
+  }
+  function toStep(i) {
+    const wasText = state.view.step === null;
+    const keep = state.pinned ? state.sel : null;  // a pinned token stays pinned across steps
+    showView(probes[i]);
+    state.sel = keep; state.pinned = keep !== null;
+    if (wasText) { controls(); } else {
+      document.getElementById("step").value = i;
+      document.getElementById("step-label").textContent = W.step + " " + probes[i].step;
+    }
+    draw();
+  }
+  function start() {
+    let i = state.view.step === null ? probes.length - 1 : probes.indexOf(state.view);
+    if (i >= probes.length - 1) i = -1;  // at the end, or on a text: from the first snapshot
+    const tick = () => { i += 1; toStep(i); if (i >= probes.length - 1) stop(); };
+    state.timer = setInterval(tick, 900);
+    syncPlay();
+    tick();
+  }
+  function stop() {
+    if (state.timer !== null) clearInterval(state.timer);
+    state.timer = null;
+    syncPlay();
+  }
+  function syncPlay() {
+    const b = document.getElementById("play");
+    if (!b) return;
+    b.textContent = state.timer !== null ? "❚❚ " + W.pause : "▶ " + W.play;
+    b.setAttribute("aria-pressed", String(state.timer !== null));
   }
 
   // ---- attnlab serve: type a text, the server computes its attention ----------------------
@@ -164,7 +228,7 @@
       const v = unpackView(body.views[0]);
       v.name = String(texts.length + 1);
       texts.push(v);
-      state.view = v; state.sel = null; state.decode = null; state.big = null;
+      stop(); showView(v); state.big = null;
       controls(); draw();
       document.getElementById("live-text").value = input.value;
     });
@@ -179,14 +243,29 @@
     const v = state.view;
     return DATA.kind === "seq2seq" && state.decode ? state.decode : v.queries.length;
   }
+  const color = (h) => COLORS[h % COLORS.length];
+
+  function legend() {
+    const v = state.view, box = el("div", { id: "legend", role: "group", "aria-label": W.legend });
+    for (let h = 0; h < v.heads; h++) {
+      const b = el("button", { type: "button", class: "legend-entry" + (state.head !== "all" && state.head !== h ? " off" : ""),
+        "data-head": h, "aria-pressed": String(state.head === h), title: W.legend });
+      b.append(el("span", { class: "swatch", style: "background:" + color(h) }), document.createTextNode(W.head + " " + h));
+      b.addEventListener("click", () => setHead(state.head === h ? "all" : h));
+      box.append(b);
+    }
+    box.append(el("span", { class: "note" }, W.legend));
+    return box;
+  }
 
   function headView() {
     const v = state.view, T = v.queries.length, S = v.keys.length, rowH = 20, top = 24;
-    const width = 560, height = top + rowH * Math.max(T, S) + 10;
+    const width = Math.max(300, Math.min(stage.clientWidth - 8, 820)), qx = 64, kx = width - 64;
+    const height = top + rowH * Math.max(T, S) + 10;
     const svg = sv("svg", { width, height, class: "export", id: "head-svg", role: "img",
       "aria-label": W.head_view });
-    svg.append(sv("text", { x: 150, y: 14, "text-anchor": "end", class: "label" }, W.queries),
-      sv("text", { x: 410, y: 14, class: "label" }, W.keys));
+    svg.append(sv("text", { x: qx, y: 14, "text-anchor": "end", class: "label" }, W.queries),
+      sv("text", { x: kx, y: 14, class: "label" }, W.keys));
     const lines = sv("g", { id: "lines" });
     svg.append(lines);
     const rows = visibleRows(), drawn = [];
@@ -200,13 +279,13 @@
     state.capped = drawn.length > MAX_LINES;
     if (state.capped) drawn.sort((p, q) => q[0] - p[0]).length = MAX_LINES;  // long text: stay quick
     for (const [a, h, t, s] of drawn) {
-      lines.append(sv("line", { x1: 160, y1: top + rowH * t + 10, x2: 400, y2: top + rowH * s + 10,
-        stroke: COLORS[h % COLORS.length], "stroke-width": 1 + 3 * a,
+      lines.append(sv("line", { x1: qx + 10, y1: top + rowH * t + 10, x2: kx - 10, y2: top + rowH * s + 10,
+        stroke: color(h), "stroke-width": 1 + 3 * a, "data-head": h,
         "stroke-opacity": Math.min(1, a * (state.sel === null ? 1 : 1.5)) }));
     }
     v.queries.forEach((q, t) => {
       const cls = "tok q" + (t === state.sel ? " sel" : "") + (t >= rows ? " dim" : "");
-      const node = sv("text", { x: 150, y: top + rowH * t + 14, "text-anchor": "end", class: cls,
+      const node = sv("text", { x: qx, y: top + rowH * t + 14, "text-anchor": "end", class: cls,
         tabindex: 0, role: "button", "data-i": t, "aria-label": W.queries + " " + t + ": " + q }, q);
       node.addEventListener("mouseenter", () => { if (!state.pinned) select(t); });
       node.addEventListener("focus", () => { if (!state.refocus) select(t); });
@@ -216,10 +295,12 @@
       svg.append(node);
     });
     v.keys.forEach((k, s) => {
-      svg.append(sv("text", { x: 410, y: top + rowH * s + 14, class: "tok k", "data-i": s }, k));
+      svg.append(sv("text", { x: kx, y: top + rowH * s + 14, class: "tok k", "data-i": s }, k));
     });
     svg.addEventListener("mouseleave", () => { if (!state.pinned) select(null); });
-    return svg;
+    const parts = [svg];
+    if (v.heads > 1) parts.unshift(legend());
+    return parts;
   }
 
   function keys(e, t) {
@@ -272,79 +353,156 @@
         const b = el("button", { class: "thumb", type: "button", "data-layer": l, "data-head": h,
           "aria-label": W.layer + " " + l + ", " + W.head + " " + h });
         b.append(thumb(v.W[l][h], rows, v.keys.length), el("span", {}, "L" + l + " H" + h));
-        b.addEventListener("click", () => { state.big = [l, h]; draw(); });
+        b.addEventListener("click", () => { state.big = [l, h]; state.cell = null; draw(); });
         grid.append(b);
       }
       wrap.append(grid);
       return wrap;
     }
-    const [l, h] = state.big, S = v.keys.length, cell = Math.max(6, Math.min(28, Math.floor(480 / Math.max(rows.length, S))));
+    const [l, h] = state.big, S = v.keys.length;
+    const below = window.innerHeight - stage.getBoundingClientRect().top - 100;  // all of it in view
+    const room = Math.max(200, Math.min(stage.clientWidth - 60, below, 720));
+    const cell = Math.max(4, Math.min(32, Math.floor(room / Math.max(rows.length, S))));
     const left = 40, top = 40, width = left + cell * S + 10, height = top + cell * rows.length + 10;
     const svg = sv("svg", { width, height, class: "export", id: "matrix-svg", role: "img",
       "aria-label": W.layer + " " + l + ", " + W.head + " " + h });
     const img = sv("image", { x: left, y: top, width: cell * S, height: cell * rows.length,
-      preserveAspectRatio: "none", style: "image-rendering:pixelated" });
+      preserveAspectRatio: "none", style: "image-rendering:pixelated", id: "matrix-img" });
     img.setAttribute("href", thumb(v.W[l][h], rows, S).toDataURL("image/png"));
-    svg.append(sv("text", { x: 4, y: 14 }, "L" + l + " H" + h), img);
+    const mark = sv("rect", { id: "cell-mark", width: cell, height: cell, fill: "none", stroke: "#f2a900",
+      "stroke-width": 2, visibility: "hidden" });
+    svg.append(sv("text", { x: 4, y: 14 }, "L" + l + " H" + h), img, mark);
     if (cell >= 10) {
       v.keys.forEach((k, s) => svg.append(sv("text", { x: left + cell * s + cell / 2, y: top - 6, "text-anchor": "middle" }, k)));
       rows.forEach((t) => svg.append(sv("text", { x: left - 4, y: top + cell * t + cell * 0.75, "text-anchor": "end" }, v.queries[t])));
     }
+    const leave = () => {
+      if (state.cell === null) return;
+      state.cell = null; mark.setAttribute("visibility", "hidden"); sidePanel();
+    };
+    const hover = (e) => {  // on the svg, not the image: an image still decoding gets no events
+      const r = img.getBoundingClientRect();
+      const s = Math.floor((e.clientX - r.left) / r.width * S), t = Math.floor((e.clientY - r.top) / r.height * rows.length);
+      if (s < 0 || s >= S || t < 0 || t >= rows.length) return leave();
+      state.cell = [t, s];
+      mark.setAttribute("x", left + cell * s); mark.setAttribute("y", top + cell * t);
+      mark.setAttribute("visibility", "visible");
+      sidePanel();
+    };
+    svg.addEventListener("mousemove", hover);
+    svg.addEventListener("click", hover);
+    svg.addEventListener("mouseleave", leave);
     const back = el("button", { id: "back", type: "button" }, W.back);
-    back.addEventListener("click", () => { state.big = null; draw(); });
+    back.addEventListener("click", () => { state.big = null; state.cell = null; draw(); });
     if (v.layers * v.heads > 1) wrap.append(back);
     wrap.append(svg);
     return wrap;
   }
 
-  function sidePanel() {
-    const v = state.view;
-    const parts = [el("h2", {}, W.weights)];
-    if (state.capped && state.tab === "head") {
-      parts.unshift(el("p", { class: "note", id: "lines-note" }, W.strongest.replace("{n}", MAX_LINES)));
+  // ---- the side panel: what to do here, then the numbers of what is selected --------------
+  function headsFound() {
+    const found = state.view.heads_found;
+    if (!found) return [];
+    const parts = [el("h2", {}, W.heads_found)];
+    if (!found.length) return parts.concat(el("p", { class: "note", id: "heads-found" }, W.no_heads));
+    const list = el("ul", { id: "heads-found", class: "plain" });
+    for (const f of found) {
+      const b = el("button", { type: "button", class: "found", "data-layer": f.layer, "data-head": f.head,
+        "data-pattern": f.pattern, "data-share": f.share },
+        "L" + f.layer + " H" + f.head + " → " + W[f.pattern] + ": " + f.share.toFixed(2) + " (" + f.chance.toFixed(2) + ")");
+      b.addEventListener("click", () => { state.layer = f.layer; state.head = f.head; state.tab = "head"; controls(); draw(); });
+      const li = el("li");
+      li.append(b);
+      list.append(li);
     }
-    if (v.note) parts.unshift(el("p", { class: "note", id: "note" }, W.output + ": " + v.note));
-    if (state.sel === null) {
-      parts.push(el("p", { class: "note" }, W.hover));
+    return parts.concat(list, el("p", { class: "note" }, W.heads_found_help));
+  }
+
+  function weightRow(cls, h, s, w, k) {
+    const li = el("li", { class: cls, "data-head": h, "data-key": s, "data-w": fmt(w) });
+    li.append(el("span", { class: "k" }, k), el("span", { class: "pos" }, "#" + s),
+      el("span", { class: "num" }, fmt(w)), el("span", { class: "bar", style: "width:" + Math.round(80 * w) + "px;background:" + color(h) }));
+    return li;
+  }
+
+  function weightsOf(t) {
+    const v = state.view, box = el("div", { id: "weights" });
+    const n = v.causal ? t + 1 : v.keys.length;
+    for (const h of heads()) {
+      const row = v.W[state.layer][h][t], part = el("section", { class: "head-weights", "data-head": h });
+      if (v.heads > 1) {
+        const title = el("h3", {});
+        title.append(el("span", { class: "swatch", style: "background:" + color(h) }), document.createTextNode(W.head + " " + h));
+        part.append(title);
+      }
+      const order = [...Array(n).keys()].sort((a, b) => row[b] - row[a] || a - b);
+      const topList = el("ol", { class: "top" });
+      order.slice(0, TOP_K).forEach((s) => topList.append(weightRow("top", h, s, row[s], v.keys[s])));
+      const all = el("details", {}), allList = el("ul", { class: "plain" });
+      all.append(el("summary", {}, W.all_weights.replace("{n}", n)));
+      for (let s = 0; s < n; s++) allList.append(weightRow("all", h, s, row[s], v.keys[s]));
+      all.append(allList);
+      part.append(topList, all);
+      box.append(part);
+    }
+    return box;
+  }
+
+  function sidePanel() {
+    const v = state.view, parts = [];
+    if (v.note) parts.push(el("p", { class: "note", id: "note" }, W.output + ": " + v.note));
+    if (state.tab === "matrix") {
+      const big = state.big !== null;
+      parts.push(el("p", { class: "note", id: "side-help" }, big ? W.cell_help : W.matrix_help));
+      if (big && state.cell) {
+        const [t, s] = state.cell, w = v.W[state.big[0]][state.big[1]][t][s];
+        const info = el("p", { id: "cell-info", "data-row": t, "data-col": s, "data-w": fmt(w) });
+        info.append(el("span", {}, W.row + " " + t + " " + v.queries[t] + " → " + W.column + " " + s + " " + v.keys[s] + ": "),
+          el("strong", {}, fmt(w)));
+        parts.push(info);
+      }
       side.replaceChildren(...parts);
       return;
     }
-    const t = state.sel, list = el("ol", { id: "weights", start: 0 });
-    for (const h of heads()) {
-      const row = v.W[state.layer][h][t];
-      if (heads().length > 1) list.append(el("li", { class: "note", value: 0 }, W.head + " " + h));
-      v.keys.forEach((k, s) => {
-        if (v.causal && s > t) return;
-        const li = el("li", { value: s, "data-head": h, "data-key": s, "data-w": fmt(row[s]) }, k + "  " + fmt(row[s]));
-        li.append(el("span", { class: "bar", style: "width:" + Math.round(80 * row[s]) + "px" }));
-        list.append(li);
-      });
+    if (state.capped) parts.unshift(el("p", { class: "note", id: "lines-note" }, W.strongest.replace("{n}", MAX_LINES)));
+    if (state.sel === null) {
+      parts.push(el("p", { class: "note", id: "side-help" }, W.hover), ...headsFound());
+      side.replaceChildren(...parts);
+      return;
     }
-    parts.push(el("p", { class: "note" }, W.queries + " " + t + ": " + v.queries[t]), list);
-    if (v.top) {
+    const t = state.sel;
+    parts.push(el("p", { class: "query-line" }, W.queries + " " + t + ": " + v.queries[t]));
+    if (v.top) {  // the guesses first: they stay in view however many keys follow
       const guesses = el("ol", { id: "predictions" });
       for (const [tok, p] of v.top[t]) guesses.append(el("li", { "data-p": p }, tok + "  " + p.toFixed(3)));
       parts.push(el("h2", {}, DATA.kind === "seq2seq" ? W.probability : W.predicts), guesses);
     }
+    parts.push(el("h2", {}, W.weights + ": " + W.strongest_keys), weightsOf(t));
     side.replaceChildren(...parts);
   }
 
   function draw() {
-    stage.replaceChildren(state.tab === "head" ? headView() : matrixView());
+    guide(state.tab === "head" ? (DATA.kind === "seq2seq" ? "guide_s2s" : "guide_head") : "guide_matrix");
+    const shown = state.tab === "head" ? headView() : [matrixView()];
+    stage.replaceChildren(...shown);
     sidePanel();
   }
 
   controls();
   draw();
+  let resized = null;
+  window.addEventListener("resize", () => { clearTimeout(resized); resized = setTimeout(draw, 150); });
 
   // ---- the lesson playground: 床前明月光, the query of 光 in your hands -------------------
   function playground() {
     const P = DATA.playground, chars = P.chars, keys = P.keys;
     const st = { q: P.query.slice(), mult: 1, scale: false, d: 2, causal: false };
+    const num = (x) => (x === -Infinity ? "-inf" : x.toFixed(2));  // one format for every number
     bar.replaceChildren(el("h1", {}, W.playground_title));
+    guide("guide_playground");
     const mult = el("input", { id: "mult", type: "range", min: 0.5, max: 10, step: 0.5, value: 1, "aria-label": W.multiply });
-    const multOut = el("output", { id: "mult-label" }, "× 1");
-    mult.addEventListener("input", () => { st.mult = +mult.value; multOut.textContent = "× " + st.mult; update(); });
+    const multOut = el("output", { id: "mult-label" }, "× " + num(1));
+    mult.addEventListener("input", () => { st.mult = +mult.value; multOut.textContent = "× " + num(st.mult); update(); });
     const scale = el("input", { id: "scale", type: "checkbox", "aria-label": W.scale });
     scale.addEventListener("change", () => { st.scale = scale.checked; update(); });
     const d = el("input", { id: "d", type: "number", min: 1, max: 4096, value: 2, style: "width:6em", "aria-label": "d" });
@@ -354,26 +512,32 @@
     const q0 = el("input", { id: "q0", type: "number", step: 0.1, value: st.q[0], style: "width:5em", "aria-label": "q[0]" });
     const q1 = el("input", { id: "q1", type: "number", step: 0.1, value: st.q[1], style: "width:5em", "aria-label": "q[1]" });
     for (const [inp, i] of [[q0, 0], [q1, 1]]) inp.addEventListener("input", () => { st.q[i] = +inp.value || 0; update(); });
-    bar.append(el("label", {}, W.query), q0, q1, el("label", {}, W.multiply), mult, multOut,
-      el("label", {}, W.scale), scale, el("label", {}, "d"), d, el("label", {}, W.causal), causal);
+    const group = (text, ...inputs) => {  // a label with its inputs: they wrap as one on a phone
+      const l = el("label", {}, text);
+      l.append(...inputs);
+      return l;
+    };
+    bar.append(group(W.query, q0, q1), group(W.multiply, mult, multOut), group(W.scale, scale),
+      group("d", d), group(W.causal, causal));
     exportButtons();
-    const R = 1.5, size = 260, px = (x) => size / 2 + (x / R) * (size / 2 - 14), py = (y) => size / 2 - (y / R) * (size / 2 - 14);
-    const pad = sv("svg", { id: "pad", width: size, height: size, class: "export", role: "application",
-      "aria-label": W.drag });
+    // the pad: a fixed 360-unit drawing, scaled to its box by the browser
+    const R = 1.5, size = 360, px = (x) => size / 2 + (x / R) * (size / 2 - 16), py = (y) => size / 2 - (y / R) * (size / 2 - 16);
+    const pad = sv("svg", { id: "pad", width: size, height: size, viewBox: "0 0 " + size + " " + size,
+      class: "export", role: "application", "aria-label": W.drag });
     pad.append(sv("line", { x1: 0, y1: size / 2, x2: size, y2: size / 2, stroke: "#d5dbe2" }),
       sv("line", { x1: size / 2, y1: 0, x2: size / 2, y2: size, stroke: "#d5dbe2" }));
-    keys.forEach((k, i) => {
-      pad.append(sv("circle", { cx: px(k[0]), cy: py(k[1]), r: 4, fill: "#5b6570" }),
-        sv("text", { x: px(k[0]) + 6, y: py(k[1]) - 6 }, chars[i]));
-    });
+    const points = keys.map((k) => [px(k[0]), py(k[1])]);
+    points.forEach(([x, y]) => pad.append(sv("circle", { cx: x, cy: y, r: 4, fill: "#5b6570" })));
+    placeLabels(points).forEach(([x, y], i) => pad.append(sv("text", { x, y, class: "key-label",
+      "text-anchor": "middle", "dominant-baseline": "central", "data-char": chars[i] }, chars[i])));
     const arrow = sv("line", { stroke: "#d1495b", "stroke-width": 2 });
     const dot = sv("circle", { r: 9, fill: "#d1495b", class: "q", tabindex: 0, id: "query-dot", role: "slider",
       "aria-label": W.drag });
     pad.append(arrow, dot);
     function fromEvent(e) {
-      const r = pad.getBoundingClientRect();
-      const x = ((e.clientX - r.left) - size / 2) / (size / 2 - 14) * R;
-      const y = (size / 2 - (e.clientY - r.top)) / (size / 2 - 14) * R;
+      const r = pad.getBoundingClientRect(), k = size / r.width;  // screen pixels to drawing units
+      const x = ((e.clientX - r.left) * k - size / 2) / (size / 2 - 16) * R;
+      const y = (size / 2 - (e.clientY - r.top) * k) / (size / 2 - 16) * R;
       st.q = [Math.round(x * 100) / 100, Math.round(y * 100) / 100];
       q0.value = st.q[0]; q1.value = st.q[1];
       update();
@@ -390,10 +554,28 @@
       q0.value = st.q[0]; q1.value = st.q[1];
       update();
     });
-    const wrapPad = el("div", {}), table = el("div", { id: "pg-table" });
+    const wrapPad = el("div", { id: "pad-wrap" }), table = el("div", { id: "pg-table" });
     wrapPad.append(pad);
+    stage.classList.add("pg");
     stage.replaceChildren(wrapPad, table);
 
+    // each label beside its point, at the first place clear of the other labels and points
+    function placeLabels(pts) {
+      const half = 10, taken = [];
+      const clear = (x, y) => taken.every(([a, b]) => Math.abs(a - x) >= 2 * half + 2 || Math.abs(b - y) >= 2 * half + 2) &&
+        pts.every(([a, b]) => Math.abs(a - x) >= half + 5 || Math.abs(b - y) >= half + 5) &&
+        x - half >= 0 && x + half <= size && y - half >= 0 && y + half <= size;
+      return pts.map(([x, y]) => {
+        for (const r of [16, 26, 38, 52]) {
+          for (const [dx, dy] of [[1, -1], [1, 1], [-1, -1], [-1, 1], [1.4, 0], [-1.4, 0], [0, -1.4], [0, 1.4]]) {
+            const at = [x + dx * r, y + dy * r];
+            if (clear(...at)) { taken.push(at); return at; }
+          }
+        }
+        taken.push([x + 16, y - 16]);
+        return [x + 16, y - 16];
+      });
+    }
     function softmax(xs) {
       const m = Math.max(...xs.filter((x) => x > -Infinity));
       if (m === -Infinity || !isFinite(m)) return xs.map(() => 0);
@@ -411,18 +593,19 @@
       const S = queries.map((q, t) => keys.map((k, s) => (st.causal && s > t ? -Infinity : factor * (q[0] * k[0] + q[1] * k[1]))));
       const A = S.map(softmax);
       const t = keys.length - 1;
-      const nums = el("table", { class: "nums" });
+      const nums = el("table", { class: "nums", id: "pg-row" });
       const head = el("tr"); head.append(el("th", {}, ""));
       chars.forEach((c) => head.append(el("th", {}, c)));
       const sRow = el("tr"); sRow.append(el("th", {}, W.scores));
-      S[t].forEach((x) => sRow.append(el("td", {}, x === -Infinity ? "-inf" : x.toFixed(2))));
+      S[t].forEach((x) => sRow.append(el("td", {}, num(x))));
       const wRow = el("tr"); wRow.append(el("th", {}, W.weights));
-      A[t].forEach((x) => wRow.append(el("td", {}, String(Math.round(x * 100) / 100))));
+      A[t].forEach((x) => wRow.append(el("td", {}, num(x))));
       nums.append(head, sRow, wRow);
-      const list = el("ol", { id: "pg-weights", start: 0 });
+      const list = el("ul", { id: "pg-weights", class: "plain" });
       A[t].forEach((x, s) => {
-        const li = el("li", { "data-w": String(x), "data-char": chars[s] }, chars[s] + "  " + x.toFixed(2));
-        li.append(el("span", { class: "bar", style: "width:" + Math.round(120 * x) + "px" }));
+        const li = el("li", { "data-w": String(x), "data-char": chars[s] });
+        li.append(el("span", { class: "k" }, chars[s]), el("span", { class: "num" }, num(x)),
+          el("span", { class: "bar", style: "width:" + Math.round(120 * x) + "px" }));
         list.append(li);
       });
       const grid = el("table", { class: "nums", id: "pg-matrix" });
@@ -431,12 +614,12 @@
       grid.append(gh);
       A.forEach((row, i) => {
         const tr = el("tr"); tr.append(el("th", {}, chars[i]));
-        row.forEach((x) => tr.append(el("td", { style: "background:rgba(47,111,181," + x.toFixed(3) + ")" }, x.toFixed(2))));
+        row.forEach((x) => tr.append(el("td", { style: "background:rgba(47,111,181," + x.toFixed(3) + ")" }, num(x))));
         grid.append(tr);
       });
       table.replaceChildren(el("h2", {}, W.row_of), nums, list, el("h2", {}, W.all_rows), grid);
       side.replaceChildren(el("p", { class: "note" }, W.playground_help),
-        el("p", { class: "note", id: "pg-formula" }, "softmax(" + (st.mult !== 1 ? st.mult + " × " : "") + "q · k" + (st.scale ? " / √" + st.d : "") + ")"));
+        el("p", { class: "note", id: "pg-formula" }, "softmax(" + (st.mult !== 1 ? num(st.mult) + " × " : "") + "q · k" + (st.scale ? " / √" + st.d : "") + ")"));
     }
     update();
   }
