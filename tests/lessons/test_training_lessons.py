@@ -129,11 +129,11 @@ def test_lesson7_seq2seq_compares_and_aligns(ran):
     assert b["len_long"] > 1.5 * b["len_short"]  # the same dates, written short and long
     for kind, (short, long) in b["short_long"].items():
         assert f"{short:.1%} to {long:.1%}" in _flat(text), kind
-    w = r["alignment"]["w_b"]
-    text_b = r["alignment"]["text_b"]
-    assert w.shape == (len(text_b), len("Saturday 9 May 2018"))
-    np.testing.assert_allclose(w.sum(1), 1, atol=1e-5)
-    assert f"{r['alignment']['on_year']:.0%} of its weight" in _flat(text)
+    for kind, w in r["alignment"]["alignments"].items():  # (output, input) weights
+        assert w.shape[1] == len("Saturday 9 May 2018") and 1 <= w.shape[0] <= 10, kind
+        np.testing.assert_allclose(w.sum(1), 1, atol=1e-5)
+    share = r["alignment"]["on_year"]["bahdanau"]
+    assert 0 <= share <= 1 and f"{share:.0%} of its weight" in _flat(text)
 
 
 def _value(number: int, kind: str, ident: str, name: str):

@@ -11,7 +11,7 @@ from torch import nn
 
 from attnlab.data import CharTokenizer, TokenData, load_corpus
 from attnlab.lessons import check_answer, quiz
-from attnlab.lessons.show import bars, heat, plot, table
+from attnlab.lessons.show import bars, curve, heat, plot, table
 from attnlab.models import GPT, CharRNN, GPTConfig, RNNConfig
 from attnlab.models.gpt import Block as GPTBlock
 from attnlab.nn import MultiHeadAttention
@@ -200,27 +200,10 @@ print(
         ],
     )
 )
-
-
-def loss_curve():
-    from matplotlib.figure import Figure
-
-    from attnlab.viz import use_cjk_font
-
-    if LANG != "en":
-        use_cjk_font()  # CJK labels need a CJK font
-    fig = Figure(figsize=(6, 3.5))
-    ax = fig.subplots()
-    ax.plot(np.arange(len(smooth)) + len(losses) - len(smooth), smooth, lw=1, label=LABELS[6])
-    ax.plot([e["iter"] for e in evals], [e["val_loss"] for e in evals], "o-", label=LABELS[7])
-    ax.set_xlabel(LABELS[4])
-    ax.set_ylabel(LABELS[5])
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-plot("lesson6_4_loss", loss_curve)
+steps_at = np.arange(len(smooth)) + len(losses) - len(smooth)  # the step each point ends at
+val_curve = ([e["iter"] for e in evals], [e["val_loss"] for e in evals])
+curves = {LABELS[6]: (steps_at, smooth), LABELS[7]: val_curve}
+plot("lesson6_4_loss", curve(curves, xlabel=LABELS[4], ylabel=LABELS[5]))
 
 # %% step perplexity
 counts = torch.bincount(data.train, minlength=vocab).double()

@@ -136,20 +136,18 @@ print(
 
 # %% step alignment
 PROBE = "Saturday 9 May 2018"
-aligned = {}
+year = [i for i, c in enumerate(PROBE) if c.isdigit()][-4:]  # where "2018" sits in the input
+on_year, alignments = {}, {}
 for kind in KINDS[1:]:  # the two models with attention
     t = translate(models[kind], PROBE)
-    aligned[kind] = (t.text, t.weights.numpy())  # (output characters, input characters)
-text_b, w_b = aligned["bahdanau"]
-year = [i for i, c in enumerate(PROBE) if c.isdigit()][-4:]  # where "2018" sits in the input
-on_year = float(w_b[:4, year].sum(1).mean())  # the year's weight while writing the year
-print(f"{PROBE!r} -> {text_b!r}")
-print("each output character < the input character it weighs most:")
-print("  ".join(f"{c}<{PROBE[w_b[i].argmax()]}" for i, c in enumerate(text_b)))
-plot(
-    "lesson7_6_alignment",
-    heat(w_b, list(text_b), list(PROBE), title="bahdanau", xlabel=LABELS[2], ylabel=LABELS[3]),
-)
+    w = alignments[kind] = t.weights.numpy()  # (output characters, input characters)
+    on_year[kind] = float(w[:4, year].sum(1).mean())  # the year's weight while writing the year
+    print(f"{kind}: {PROBE!r} -> {t.text!r}; each output character < the input it weighs most:")
+    print("  " + "  ".join(f"{c}<{PROBE[w[i].argmax()]}" for i, c in enumerate(t.text)))
+    plot(
+        f"lesson7_6_alignment_{kind}",
+        heat(w, list(t.text), list(PROBE), title=kind, xlabel=LABELS[2], ylabel=LABELS[3]),
+    )
 
 # %% step recap
 
