@@ -24,6 +24,15 @@ def settings(
         "extensions": ["myst_nb", "attnlab.book.sphinxext"],
         "exclude_patterns": ["_extra", "**.ipynb_checkpoints"],
         "html_theme": "sphinx_book_theme",
+        # Sphinx fills this in with translated words after comparing it with the last build's,
+        # so the two never match and every page is read again; plain words keep it still
+        # (the book numbers no figures, so they are never shown).
+        "numfig_format": {
+            "section": "Section %s",
+            "figure": "Fig. %s",
+            "table": "Table %s",
+            "code-block": "Listing %s",
+        },
         "html_title": WORDS["book"](lang),
         "html_extra_path": ["_extra"],
         "html_show_sourcelink": False,

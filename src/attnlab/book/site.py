@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 import attnlab
@@ -43,6 +43,7 @@ from .notebook import PLAYGROUND_FILE, PLAYGROUNDS, page_notebook
 from .words import LANG_NAMES, WORDS
 
 FONTS = "_fonts"  # one copy of the CJK font for the whole site (attnlab-book.css reads it)
+DISTS = ("sphinx", "myst-nb", "sphinx-book-theme", "pydata-sphinx-theme")
 NEEDS = ("sphinx", "myst_nb", "sphinx_book_theme")
 INSTALL = "pip install 'attnlab[book]'"
 
@@ -80,13 +81,21 @@ def build(cfg: BookConfig) -> Path:
         start = time.perf_counter()
         src = cache / "src" / lang
         changed = _sources(src, lang, lessons, cfg, fp, str(jupyter))
-        _say(cfg, f"{lang}: {len(lessons)} lessons, {changed} exported anew; building the pages")
         html_dir = cache / "html" / lang  # myst-nb writes beside Sphinx's output: not into OUT
-        _sphinx(src, html_dir, cache / "doctrees" / lang, cache / f"sphinx-{lang}.log")
+        log, built, stamp = cache / f"sphinx-{lang}.log", cache / f"built-{lang}.stamp", _tree(src)
+        if html_dir.is_dir() and built.is_file() and built.read_text() == stamp:
+            atomic_write_text(log, "Nothing changed since the last build: Sphinx did not run.\n")
+            _say(cfg, f"{lang}: {len(lessons)} lessons, nothing changed")
+        else:
+            _say(cfg, f"{lang}: {len(lessons)} lessons, {changed} exported anew; building")
+            built.unlink(missing_ok=True)
+            _sphinx(src, html_dir, cache / "doctrees" / lang, log)
+            atomic_write_text(built, stamp)
         mirror(html_dir, out / lang)
         _say(cfg, f"{lang}: done in {time.perf_counter() - start:.0f} s")
     fonts(out / FONTS)
-    index = atomic_write_text(out / "index.html", root_index(cfg.langs, lessons))
+    index = out / "index.html"
+    _write_if_changed(index, root_index(cfg.langs, lessons))
     _say(cfg, f"wrote {index}")
     return index
 
@@ -182,6 +191,18 @@ def _sources(
         atomic_write_text(stamp_file, stamp)
         exported += 1
     return exported
+
+
+def _tree(src: Path) -> str:
+    """What one language's pages are made of: its sources, the book's own code, templates and
+    style, and the versions of the tools (Sphinx does not always tell an unchanged book apart:
+    themes change its settings after it compares them)."""
+    h = hashlib.sha256(" ".join(f"{m} {metadata.version(m)}" for m in DISTS).encode())
+    for folder in (src, Path(__file__).parent):
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
 
 
 def _write_if_changed(path: Path, text: str) -> None:
