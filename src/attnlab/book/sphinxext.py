@@ -23,7 +23,17 @@ def setup(app) -> dict:
     app.connect("config-inited", _paths)
     app.connect("html-page-context", _switch)
     app.add_css_file("attnlab-book.css")
+    app.add_search_language(_chinese())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _chinese() -> type:
+    """Sphinx's Chinese search, its script fixed: it ships the English stemmer (for the Latin
+    words in Chinese text) but names it ``ChineseStemmer`` in language_data.js, so the search
+    page stops with "ChineseStemmer is not defined". Named after the stemmer it ships."""
+    from sphinx.search.zh import SearchChinese
+
+    return type("SearchChineseFixed", (SearchChinese,), {"language_name": "English"})
 
 
 def _paths(app, config) -> None:
