@@ -234,6 +234,15 @@ def test_without_sphinx_the_command_says_how_to_install_it(monkeypatch, tmp_path
     assert not (tmp_path / "site").exists()
 
 
+def test_a_folder_of_other_files_is_left_alone(tmp_path, capsys):
+    pytest.importorskip("sphinx")
+    (tmp_path / "en").mkdir()
+    (tmp_path / "en" / "notes.txt").write_text("mine")
+    assert main(["book", str(tmp_path), "--lessons", "1", "--lang", "en"]) == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert (tmp_path / "en" / "notes.txt").read_text() == "mine"
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [(["--lang", "fr"], "--lang 'fr'"), (["--lessons", "99"], "--lessons 99")],

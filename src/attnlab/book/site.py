@@ -42,6 +42,7 @@ from .config import conf_py, settings
 from .notebook import PLAYGROUND_FILE, PLAYGROUNDS, page_notebook
 from .words import LANG_NAMES, WORDS
 
+MARK = ".attnlab-book"
 FONTS = "_fonts"  # one copy of the CJK font for the whole site (attnlab-book.css reads it)
 DISTS = ("sphinx", "myst-nb", "sphinx-book-theme", "pydata-sphinx-theme")
 NEEDS = ("sphinx", "myst_nb", "sphinx_book_theme")
@@ -75,6 +76,10 @@ def build(cfg: BookConfig) -> Path:
     cache = Path(cfg.cache).resolve() if cfg.cache else out.with_name(f"{out.name}-cache")
     if out.exists() and not out.is_dir():
         raise UserError(f"OUT_DIR {cfg.out}: a file, expected a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARK).is_file():
+        raise UserError(f"OUT_DIR {cfg.out} holds other files; expected a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARK).touch()  # a folder the book may update (its language folders are mirrored)
     fp = fingerprint()
     jupyter = _jupyter_cache(cache, fp)
     for lang in cfg.langs:
