@@ -26,6 +26,7 @@ import os
 import shutil
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -228,7 +229,15 @@ def _sphinx(src: Path, out: Path, doctrees: Path, log: Path) -> None:
     with open(log, "w", encoding="utf-8") as status, _kernels(log.parent / "ipython", status):
         with patch_docutils(src), docutils_namespace():
             app = Sphinx(src, src, out, doctrees, "html", status=status, warning=warnings)
-            app.build()
+            try:
+                app.build()
+            except Exception as e:  # e.g. a lesson cell that raised: the traceback in the log
+                status.write("\n" + "".join(traceback.format_exception(e)) + warnings.getvalue())
+                first = (str(e).strip().splitlines() or [""])[0]
+                raise UserError(
+                    f"building the {out.name} book failed: {type(e).__name__} {first} "
+                    f"(the traceback is in {log})"
+                ) from e
     if warnings.getvalue().strip():
         print(warnings.getvalue().rstrip())
     if app.statuscode:
