@@ -11,8 +11,11 @@ The sources live in a cache folder that persists between builds (default: beside
 ``OUT-cache``): per language a conf.py, an index.md and each lesson's notebook (exported by
 the lessons' own code, see ``notebook.py``), Sphinx's doctrees, and myst-nb's jupyter cache of
 executed notebooks. A notebook is exported again only when its stamp (the attnlab sources, the
-lesson, language, seed and overrides) changed, and written only when its text changed, so a
-rebuild with nothing changed reads, exports and executes nothing.
+lesson, language, seed and overrides) changed, and written only when its text changed; myst-nb
+executes a notebook only when its code (or attnlab's library code) changed; and a language whose
+sources are all unchanged skips Sphinx. So a rebuild with nothing changed exports, reads,
+executes and writes nothing. Sphinx builds into the cache (myst-nb writes beside its output
+folder); OUT/<lang> is then made to mirror it.
 """
 
 from __future__ import annotations
