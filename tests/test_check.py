@@ -1,24 +1,24 @@
-"""The `attnlab check` cases are the torch parity tests: every reference function, both dtypes."""
+"""The `attnlab check` cases (attnlab.selfcheck) are the torch parity tests: every reference function, both dtypes."""
 
 import numpy as np
 import pytest
 
-from attnlab import check
+from attnlab import selfcheck
 from attnlab.cli import main
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize("case", check.CASES, ids=lambda c: f"{c.function}[{c.name}]")
+@pytest.mark.parametrize("case", selfcheck.CASES, ids=lambda c: f"{c.function}[{c.name}]")
 @pytest.mark.parametrize("seed", [0, 7])
 def test_reference_matches_torch(case, dtype, seed):
-    row = check.run_case(case, dtype, seed)
+    row = selfcheck.run_case(case, dtype, seed)
     assert row.parity.ok, row.parity.message
 
 
 def test_every_public_reference_function_is_checked():
     from attnlab import ref
 
-    checked = {c.function for c in check.CASES}
+    checked = {c.function for c in selfcheck.CASES}
     helpers = {
         "SCORES",
         "causal_mask",
@@ -32,16 +32,16 @@ def test_every_public_reference_function_is_checked():
 
 
 def test_check_fails_when_an_implementation_is_wrong(monkeypatch):
-    wrong = check.Case(
+    wrong = selfcheck.Case(
         "scaled_dot_product_attention",
         "missing scale",
-        check.CASES[2].make,
-        lambda q, k, v: check.ref.scaled_dot_product_attention(q, k, v, scale=1.0),
-        check.CASES[2].oracle,
+        selfcheck.CASES[2].make,
+        lambda q, k, v: selfcheck.ref.scaled_dot_product_attention(q, k, v, scale=1.0),
+        selfcheck.CASES[2].oracle,
     )
-    assert not check.run_case(wrong, np.float64).parity.ok
-    assert not check.run_case(wrong, np.float32).parity.ok
-    monkeypatch.setattr(check, "CASES", [wrong])
+    assert not selfcheck.run_case(wrong, np.float64).parity.ok
+    assert not selfcheck.run_case(wrong, np.float32).parity.ok
+    monkeypatch.setattr(selfcheck, "CASES", [wrong])
     assert main(["check"]) == 1
 
 
@@ -50,5 +50,5 @@ def test_check_command_passes_and_prints_json(capsys):
 
     assert main(["check", "--json", "--dtype", "float64"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["ok"] and len(report["rows"]) == len(check.CASES)
+    assert report["ok"] and len(report["rows"]) == len(selfcheck.CASES)
     assert all(r["max_abs_err"] <= 1e-10 * 10 for r in report["rows"])

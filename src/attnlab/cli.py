@@ -18,6 +18,7 @@ from .commands import (
     book,
     check,
     compare,
+    conform,
     exercise,
     explore,
     grade,
@@ -35,6 +36,7 @@ COMMANDS = (
     check, lesson, exercise, grade, bench, train, sample, viz, explore, serve, translate, compare,
     book,
 )  # fmt: skip
+COMMANDS += (conform,)  # the conformance kit
 
 
 def build_parser() -> ArgParser:

@@ -1,4 +1,5 @@
-"""Plain text tables for terminal output: one formatter for every command and lesson.
+"""Plain text tables (and text heatmaps) for terminal output: one formatter for every command
+and lesson.
 
 Column widths count East Asian wide characters (床, 注) as two terminal columns.
 """
@@ -34,3 +35,29 @@ def text_table(
     if rule:
         lines.insert(1, indent + "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+SHADES = " ·:-=+*#%@"  # a text heatmap's cells, from weight 0 (blank) to 1 (@)
+
+
+def text_heatmap(weights, inp: str, out: str) -> str:
+    """An alignment (len(out), len(inp)) in characters: one row per output character, one column
+    per input one. Full-width input characters (年, 月) take two terminal columns, so their
+    cells do too."""
+    cols = ["␣" if c == " " else c for c in inp]
+    widths = [display_width(c) for c in cols]
+    lines = ["    " + " ".join(cols)]
+    for i, ch in enumerate(out):
+        cells = (
+            SHADES[min(len(SHADES) - 1, int(float(x) * len(SHADES)))].ljust(wd)
+            for x, wd in zip(weights[i], widths, strict=True)
+        )
+        lines.append(f" {ch}  " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def shade_legend() -> str:
+    """What a text heatmap's characters mean, as one line."""
+    steps = len(SHADES)
+    parts = [f"{'␣' if c == ' ' else c} <{(i + 1) / steps:.1f}" for i, c in enumerate(SHADES[:-1])]
+    return "shades: " + "  ".join(parts) + f"  {SHADES[-1]} >={(steps - 1) / steps:.1f}"

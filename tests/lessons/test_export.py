@@ -1,14 +1,19 @@
 """Every lesson, in every language, exported: the script runs with plain python and the notebook
-executes top to bottom in a Jupyter kernel, both printing what the terminal lesson printed.
+executes top to bottom in a Jupyter kernel, both printing what the terminal lesson printed;
+every figure cell shows an image; the notebook is valid and jupytext reads the script back as
+its cells; the install cell installs attnlab into a fresh environment from the wheel beside it.
 
 The terminal lesson's own run of the steps is a fresh process as well: some digits (a float32
 rounding difference) depend on how many threads torch uses, which a test process may change.
-The 35 runs go two at a time in subprocesses (the machine has two cores)."""
+The runs go two at a time in subprocesses (the machine has two cores)."""
 
 import json
+import os
 import subprocess
 import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -18,75 +23,183 @@ from attnlab.lessons import answers, runner, source
 
 LANGS = ["en", "ja", "zh"]
 PAIRS = [(n, lang) for n in source.lessons() for lang in LANGS]
+SHORT = {"BUDGET": 3}  # seconds of training, for the lessons that train
+
+
+def overrides(number: int) -> dict:
+    """The short budget, for a lesson whose setup has a BUDGET."""
+    setup = source.cells(number)[0].code
+    return {k: v for k, v in SHORT.items() if f"\n{k} = " in f"\n{setup}"}
+
 
 EXECUTE = """
 import json, sys, nbformat
 from nbclient import NotebookClient
 path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
-NotebookClient(nb, timeout=120, kernel_name="python3").execute(cwd=str(__import__("pathlib").Path(path).parent))
-out = [[o.get("output_type"), o.get("text", "")] for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-print(json.dumps(out))
+NotebookClient(nb, timeout=300, kernel_name="python3").execute(cwd=str(__import__("pathlib").Path(path).parent))
+cells = [
+    {"source": c.source, "outputs": [
+        {"type": o.get("output_type"), "text": o.get("text", ""), "mime": sorted(o.get("data", {}))}
+        for o in c.outputs
+    ]}
+    for c in nb.cells if c.cell_type == "code"
+]
+print(json.dumps(cells))
 """
 
 
 STEPS = """
 import sys
-from attnlab.lessons import runner, source
-s = runner.Session(int(sys.argv[1]))
+from attnlab.lessons import engine, source
+s = engine.session(int(sys.argv[1]), overrides=eval(sys.argv[2]))
 print("".join(s.run_cell(c, quiet=True)[0] for c in source.cells(s.number) if c.kind in ("setup", "step")), end="")
 """
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     pytest.importorskip("nbclient", reason="pip install -e '.[dev]' (nbclient, ipykernel)")
-    jobs = {}
+    jobs, files = {}, {}
     for number, lang in PAIRS:
         folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
-        py, nb = lessons.export(number, folder, lang)
+        py, nb = lessons.export(number, folder, lang, overrides=overrides(number))
+        files[(number, lang)] = (py, nb)
         jobs[(number, lang, "py")] = [sys.executable, str(py)]
         jobs[(number, lang, "ipynb")] = [sys.executable, "-c", EXECUTE, str(nb)]
     for number in source.lessons():  # what the terminal lesson runs, in a fresh process too
-        jobs[(number, "steps")] = [sys.executable, "-c", STEPS, str(number)]
-        jobs[(number, "cli")] = [sys.executable, "-m", "attnlab", "lesson", str(number)]
+        budget = overrides(number)
+        jobs[(number, "steps")] = [sys.executable, "-c", STEPS, str(number), repr(budget)]
+        extra = ["--budget", str(budget["BUDGET"])] if budget else []
+        jobs[(number, "cli")] = [sys.executable, "-m", "attnlab", "lesson", str(number), *extra]
     with ThreadPoolExecutor(2) as pool:
         done = dict(zip(jobs, pool.map(_run, jobs.values()), strict=True))
-    return done
+    return done, files
+
+
+def _in_order(lines: list[str], text: str) -> bool:
+    """Every line of ``lines``, in order, among the lines of ``text`` (figures may come between)."""
+    it = iter(text.splitlines())
+    return all(line in it for line in lines)
 
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
 def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, lang):
-    r = runs[(number, lang, "py")]
+    done, _ = runs
+    r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.startswith(runs[(number, "steps")].stdout)
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     for cell in runner.exercises(number):  # each starting code ran, and its check said "not yet"
         failed = answers.WORDS["failed"] if "answer" in cell.options else words.WORDS["failed"]
         assert failed(lang) in r.stdout, cell.id
+    assert "run the cell again" not in r.stdout and "もう一度セル" not in r.stdout
+    if source.prose(number, lang).quiz:  # the script's quiz points to the interactive one
+        assert f"attnlab lesson {number} --quiz" in r.stdout
+    if any("plot(" in c.code for c in runner.steps(number)):  # figures as text, and the way on
+        assert "░" in r.stdout or "█" in r.stdout or "▁" in r.stdout
+        assert "--plots DIR" in r.stdout
     if number == 1:
         assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in r.stdout
         assert "{'床': 0.01, '前': 0.0, '明': 0.3, '月': 0.5, '光': 0.18}" in r.stdout
 
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
-def test_exported_notebook_executes_in_a_kernel_and_prints_the_lesson(runs, number, lang):
-    r = runs[(number, lang, "ipynb")]
+def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(runs, number, lang):
+    done, _ = runs
+    r = done[(number, lang, "ipynb")]
     assert r.returncode == 0, r.stderr[-3000:]
-    outputs = json.loads(r.stdout.splitlines()[-1])
-    assert not [o for o in outputs if o[0] == "error"]
-    streamed = "".join(text for kind, text in outputs if kind == "stream")
-    assert streamed.startswith(runs[(number, "steps")].stdout)  # the numbers the script printed
-    if number == 1:
-        assert any(kind == "display_data" for kind, _ in outputs)  # the figures show inline
+    cells = json.loads(r.stdout.splitlines()[-1])
+    outputs = [o for c in cells for o in c["outputs"]]
+    assert not [o for o in outputs if o["type"] == "error"]
+    streamed = "".join(o["text"] for o in outputs if o["type"] == "stream")
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), streamed)
+    figures = [c for c in cells if "plot(" in c["source"] and "def plot" not in c["source"]]
+    steps_with_plots = [c for c in runner.steps(number) if "plot(" in c.code]
+    assert len(figures) >= len(steps_with_plots)
+    for c in figures:  # the image itself, never only "<Figure size ...>"
+        pngs = [o for o in c["outputs"] if "image/png" in o["mime"]]
+        assert pngs, (c["source"][:200], c["outputs"])
+        assert not any("<Figure size" in o["text"] for o in c["outputs"])
+
+
+@pytest.mark.parametrize(("number", "lang"), PAIRS)
+def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, number, lang):
+    nbformat = pytest.importorskip("nbformat")
+    jupytext = pytest.importorskip("jupytext")
+    _, files = runs
+    py, nb_path = files[(number, lang)]
+    nb = nbformat.read(nb_path, as_version=4)
+    nbformat.validate(nb)
+    back = jupytext.reads(py.read_text(encoding="utf-8"), fmt="py:percent")
+    assert [(c.cell_type, c.source) for c in back.cells] == [
+        (c.cell_type, c.source) for c in nb.cells
+    ]
+    magics = [c.source for c in back.cells if c.cell_type == "code" and "%pip" in c.source]
+    assert not magics  # no live magic the notebook did not have
 
 
 @pytest.mark.parametrize("number", source.lessons())
 def test_the_terminal_lesson_prints_those_numbers(runs, number):
-    r = runs[(number, "cli")]
+    done, _ = runs
+    r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
-    lines = iter(r.stdout.splitlines())
-    assert all(line in lines for line in runs[(number, "steps")].stdout.splitlines())
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
+    assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
+
+
+def _fresh_env(tmp: Path) -> Path:
+    """A new virtual environment without attnlab, its other dependencies borrowed from this one
+    (links to each installed package except attnlab, so pip needs no network)."""
+    subprocess.run([sys.executable, "-m", "venv", str(tmp / "env")], check=True, timeout=300)
+    ours = Path(sysconfig.get_paths()["purelib"])
+    deps = tmp / "deps"
+    deps.mkdir()
+    for entry in ours.iterdir():
+        if not entry.name.lower().startswith(("attnlab", "__editable__", "_attnlab")):
+            (deps / entry.name).symlink_to(entry)
+    python = tmp / "env" / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "deps.pth").write_text(f"{deps}\n")
+    return python
+
+
+def test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson(tmp_path):
+    lesson = tmp_path / "lesson"
+    written = lessons.export(1, lesson, "zh", fmt="py", wheel=True)
+    assert [p.name for p in written] == ["lesson1.py", "attnlab-0.1.0-py3-none-any.whl"]
+    python = _fresh_env(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    missing = subprocess.run([python, "-c", "import attnlab"], capture_output=True, env=env)
+    assert missing.returncode != 0  # fresh: no attnlab until the cell installs it
+    r = subprocess.run(
+        [python, str(lesson / "lesson1.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,  # elsewhere: the cell finds the wheel beside the script
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in r.stdout
+    where = subprocess.run(
+        [python, "-c", "import attnlab; print(attnlab.__file__)"], capture_output=True, text=True
+    )
+    assert str(tmp_path / "env") in where.stdout  # installed into the fresh environment
+
+
+def test_install_from_a_url_and_the_notebook_node_from_python():
+    nb = lessons.notebook(2, "ja", install="git+https://example.org/attnlab.git")
+    first = nb.cells[1].source
+    assert '"git+https://example.org/attnlab.git"' in first and '"pip", "install"' in first
+    assert "%pip" not in first and nb.cells[0].source.startswith("# レッスン 2：")
+    bare = lessons.notebook(2, "en").cells[1].source
+    assert "--wheel" in bare and "pip install attnlab" not in bare.replace("pip install it", "")

@@ -1,6 +1,10 @@
+import copy
 import io
+import json
 import re
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -8,20 +12,86 @@ import pytest
 from attnlab import lessons
 from attnlab.cli import main
 from attnlab.grade import check
-from attnlab.lessons import answers, runner, source
+from attnlab.lessons import answers, comments, engine, render, runner, show, source
 from attnlab.lessons.export import build
 from attnlab.lessons.render import code_lines
+from attnlab.tables import display_width
 
 KANA = re.compile(r"[\u3040-\u30ff]")  # hiragana/katakana: Japanese prose
 HAN = re.compile(r"[\u4e00-\u9fff]")
 LESSONS = source.lessons()
 LANGS = ["en", "ja", "zh"]
+SHORT = {"BUDGET": 3}  # seconds of training, for the lessons that train
 
 
-def _run(*args, **kw) -> tuple[str, dict]:
+def short(number: int) -> dict:
+    """The short budget, for a lesson whose setup has a BUDGET."""
+    setup = source.cells(number)[0].code
+    return {k: v for k, v in SHORT.items() if f"\n{k} = " in f"\n{setup}"}
+
+
+def _run(number=1, **kw) -> tuple[str, dict]:
     buf = io.StringIO()
-    results = lessons.run(*args, out=buf, **kw)
+    results = lessons.run(number, out=buf, **{"overrides": short(number), **kw})
     return buf.getvalue(), results
+
+
+def _copy(ns: dict) -> dict:
+    """A deep copy of a lesson's namespace; modules (and what they hold) shared, and so is a
+    value that cannot be copied (as ``Session.fork`` shares every value)."""
+    memo = {id(m): m for m in list(sys.modules.values()) if m is not None}
+    out = {}
+    for k, v in ns.items():
+        try:
+            out[k] = v if id(v) in memo else copy.deepcopy(v, memo)
+        except (TypeError, ValueError, RuntimeError, copy.Error):
+            out[k] = v
+    return out
+
+
+@pytest.fixture(scope="session")
+def prefixes():
+    """The namespace after the setup and the first k steps, run quietly once per (lesson,
+    language, seed, overrides) and copied for each use: what ``Session.steps`` would compute,
+    without running a lesson's first steps again for every section and every exercise."""
+    cache: dict[tuple, list[dict]] = {}
+
+    def state(s: runner.Session, upto: int | None) -> dict:
+        steps = runner.steps(s.number)
+        n = len(steps) if upto is None else min(upto, len(steps))
+        key = (s.number, s.lang, s.seed, tuple(sorted(s.overrides.items())))
+        states = cache.setdefault(key, [])
+        if not states:
+            first = runner.Session(s.number, s.seed, s.lang, overrides=dict(s.overrides))
+            first.run_cell(source.cells(s.number)[0], quiet=True)
+            states.append(first.ns)
+        while len(states) <= n:
+            nxt = runner.Session(s.number, s.seed, s.lang, _copy(states[-1]), dict(s.overrides))
+            nxt.run_cell(steps[len(states) - 1], quiet=True)
+            states.append(nxt.ns)
+        return _copy(states[n])
+
+    return state
+
+
+@pytest.fixture(autouse=True)
+def cached_steps(monkeypatch, prefixes):
+    def steps(self, upto=None):
+        self.ns.clear()
+        self.ns.update(prefixes(self, upto))
+
+    monkeypatch.setattr(runner.Session, "steps", steps)
+
+
+_FULL: dict[tuple, tuple[str, dict]] = {}
+
+
+def full(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
+    """The whole terminal lesson, run once per (lesson, language, seed) in this test session
+    (callers only read what it returns)."""
+    if (number, lang, seed) not in _FULL:
+        _FULL[(number, lang, seed)] = _run(number, lang=lang, seed=seed)
+    return _FULL[(number, lang, seed)]
 
 
 def test_lesson1_section2_golden_numbers_from_the_course():
@@ -34,7 +104,7 @@ def test_lesson1_section2_golden_numbers_from_the_course():
 
 
 def test_lesson1_other_steps_compute_what_they_claim():
-    _, res = _run(1)
+    _, res = full(1)
     np.testing.assert_allclose(res[1]["W"][3], [0.25] * 4 + [0])
     a = res[3]["a"]
     assert np.allclose(a.sum(1), 1) and np.all(np.triu(a, 1) == 0)
@@ -61,17 +131,17 @@ def test_lesson2_reproduces_the_course_tables():
 
 
 def test_lessons_3_4_5_numbers():
-    _, res = _run(3)
+    _, res = full(3)
     assert res[1]["d_k"] == 64 and res[1]["diff"] < 1e-10
     assert res[3]["plain"] < 1e-12 and res[3]["with_pe"] > 0.1
     assert res[5]["residual"] < 1e-10 and res[5]["exact"] < 1e-10
     assert np.ptp(res[5]["dots"]) < 1e-12 and res[6]["far"] < 1e-10
-    _, res = _run(4)
+    _, res = full(4)
     np.testing.assert_allclose(res[5]["w"], [0.05, 0.45, 0.20, 0.15, 0.05, 0.10], atol=1e-12)
     w = res[2]["weights"]
     np.testing.assert_allclose(w["additive"], w["concat"])
     assert all(np.isclose(v.sum(), 1) for v in w.values())
-    _, res = _run(5)
+    _, res = full(5)
     assert res[2]["diff"] < 1e-12 and res[5]["ring_diff"] < 1e-12
     assert res[4]["nbytes"]["multi-head"] == 8 * res[4]["nbytes"]["multi-query"]
 
@@ -79,7 +149,7 @@ def test_lessons_3_4_5_numbers():
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("number", LESSONS)
 def test_every_lesson_runs_in_every_language(number, lang):
-    text, res = _run(number, lang=lang)
+    text, res = full(number, lang)
     words = source.prose(number, lang)
     steps = runner.steps(number)
     assert len(res) == len(steps)
@@ -113,11 +183,10 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
         assert [q.answers[0] for q in other.quiz] == [q.answers[0] for q in en.quiz], lang
         assert [len(q.choices) for q in other.quiz] == [len(q.choices) for q in en.quiz], lang
     assert len(en.quiz) >= 3 and all(q.answers and q.explanation for q in en.quiz)
-    s = runner.Session(number)
-    for cell in source.cells(number):
-        if cell.kind in ("setup", "step"):
-            s.run_cell(cell, quiet=True)
-            assert source.placeholders(en.texts.get(cell.id, "")) <= s.ns.keys(), cell.id
+    s = engine.session(number, overrides=short(number))
+    for k, cell in enumerate(runner.steps(number), 1):
+        s.steps(upto=k)
+        assert source.placeholders(en.texts.get(cell.id, "")) <= s.ns.keys(), cell.id
     for cell in runner.exercises(number):
         worked = s.fork()
         worked.run_cell(runner.part(number, "solution", cell.id)[0], quiet=True)
@@ -129,9 +198,9 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
 
 @pytest.mark.parametrize("number", LESSONS)
 def test_the_code_the_terminal_shows_is_the_exported_script(number, tmp_path):
-    text, _ = _run(number, lang="zh")
+    text, _ = full(number, "zh")
     shown = code_lines(text)
-    (script,) = lessons.export(number, tmp_path, "zh", "py")
+    (script,) = lessons.export(number, tmp_path, "zh", "py", overrides=short(number))
     lines = script.read_text(encoding="utf-8").splitlines()
     it = iter(lines)
     assert all(line in it for line in shown)  # every shown line, in order, in the script
@@ -140,7 +209,7 @@ def test_the_code_the_terminal_shows_is_the_exported_script(number, tmp_path):
 
 @pytest.mark.parametrize("number", LESSONS)
 def test_same_seed_same_output_and_sections_match_the_full_run(number):
-    a, _ = _run(number, seed=3)
+    a, _ = full(number, seed=3)
     b, _ = _run(number, seed=3)
     assert a == b
     for k in range(1, len(runner.steps(number)) + 1):
@@ -159,12 +228,14 @@ def _exercise_cases():
 
 def _verdict(number: int, cell, code: str, lang: str = "en"):
     """The check of an exercise on ``code`` put in place of its cell, as a notebook runs it."""
-    s = runner.Session(number, lang=lang)
+    s = engine.session(number, lang, overrides=short(number))
     s.steps()
     s.run(code, cell.id, quiet=True)
     if "grade" in cell.options:
         return check(s.ns[cell.options["grade"]], seed=0, lang=lang)
-    return answers.check_answer(number, cell.id, s.ns[cell.options["answer"]], lang=lang)
+    return answers.check_answer(
+        number, cell.id, s.ns[cell.options["answer"]], lang=lang, overrides=short(number)
+    )
 
 
 @pytest.mark.parametrize(("number", "cell"), _exercise_cases(), ids=lambda x: getattr(x, "id", x))
@@ -211,20 +282,95 @@ def test_run_exercise_shows_the_starter_and_the_worked_answer(number):
     assert "通过" in buf.getvalue() and "参考答案" in buf.getvalue()
 
 
+def _quiz(answers_in: str, number: int = 1, lang: str = "en") -> tuple[str, tuple[int, int]]:
+    out = io.StringIO()
+    result = lessons.run_quiz(number, lang=lang, out=out, inp=io.StringIO(answers_in))
+    return out.getvalue(), result
+
+
 def test_quiz_checks_the_answers_and_scores():
-    n = len(source.prose(1, "en").quiz)
-    out = io.StringIO()
-    right, total = lessons.run_quiz(1, out=out, inp=io.StringIO("b\nb\nB)\n1,000,000\n"))
-    text = out.getvalue()
-    assert (right, total) == (3, n) and f"Score: 3/{n}" in text
-    assert text.count("Right.") == 3 and text.count("Not quite.") == 1
-    out = io.StringIO()
-    right, _ = lessons.run_quiz(1, lang="ja", out=out, inp=io.StringIO(""))  # no answers
-    assert right == 0 and out.getvalue().count("\n答え：") == n and "得点: 0/" in out.getvalue()
-    q = source.prose(1, "en").quiz[1]
+    questions = source.prose(1, "en").quiz
+    lines = [answers.natural(q)[0] if q.choices else q.answers[0] for q in questions]
+    text, (right, total) = _quiz("\n".join(lines) + "\n")
+    scored = sum(q.scored for q in questions)
+    assert (right, total) == (scored, scored) and f"Score: {scored}/{scored}" in text
+    assert text.count("Right.") == scored and "Not quite." not in text
+    q = questions[1]
     assert answers.is_right(q, "a") and answers.is_right(q, q.choices[0][3:])
     assert not answers.is_right(q, "b") and not answers.is_right(q, "")
     assert answers.is_right(source.prose(1, "zh").quiz[3], " 1e6 ")
+
+
+def test_quiz_asks_again_when_the_answer_is_none_of_the_choices():
+    q = source.prose(1, "en").quiz[0]
+    assert q.choices
+    text, (right, total) = _quiz(f"z\nthe moon\n{answers.natural(q)[0]}\n")
+    assert text.count("Question 1/") == 1  # the same question, asked again, not graded
+    assert text.count("is not one of the choices") == 2
+    letters = ", ".join(c[0] for c in q.choices)
+    assert f"answer with one of: {letters}" in text
+    assert "Right." in text and (right, total) == (1, 1)
+    assert not answers.is_valid(q, "z") and answers.is_valid(q, q.choices[-1][3:])
+
+
+def test_quiz_stops_on_an_empty_answer_or_the_end_of_input_with_the_score_so_far():
+    q = source.prose(1, "en").quiz[0]
+    text, (right, total) = _quiz(f"{answers.natural(q)[0]}\n\nb\n")
+    assert (right, total) == (1, 1) and "Score: 1/1" in text and "Question 2/" in text
+    assert "Stopped after 1 of" in text and "Question 3/" not in text
+    text, (right, total) = _quiz("", lang="ja")  # end of input at once
+    assert (right, total) == (0, 0) and "得点: 0/0" in text and "\n答え：" not in text
+
+
+def test_a_wrong_choice_says_why_that_choice_is_wrong(monkeypatch):
+    block = """Which vector is matched against the query?
+- a) the value
+  why: the value is what a position hands over once it is chosen, not what it is matched by.
+- b) the key
+- c) the output
+answer: b
+The key is matched; the value is passed on.
+"""
+    q = source._question(block)
+    assert q.why == (
+        "the value is what a position hands over once it is chosen, not what it is matched by.",
+        "",
+        "",
+    )
+    prose = source.prose(1, "en")
+    fake = type(prose)(prose.title, prose.summary, prose.intro, prose.titles, prose.texts, (q,))
+    monkeypatch.setattr(source, "prose", lambda number, lang: fake)
+    ok, words = answers.explain(1, 1, "a", "en")
+    assert ok is False and "hands over once it is chosen" in words
+    assert "The answer: b) the key" in words  # one natural form, not "b | key"
+    ok, words = answers.explain(1, 1, "c", "en")  # no why written for c): the answer and why
+    assert ok is False and "hands over" not in words and "The key is matched" in words
+
+
+def test_a_review_question_in_the_learners_words_shows_the_model_answer(monkeypatch):
+    block = """Why divide the scores by the square root of d?
+model answer: Dot products of random d-dimensional vectors grow like the square root of d;
+dividing keeps softmax out of its flat, one-hot region, where gradients vanish.
+
+The lesson's step 4 measured it.
+"""
+    q = source._question(block)
+    assert (
+        not q.scored and q.model_answer.startswith("Dot products") and "vanish." in q.model_answer
+    )
+    assert q.explanation == "The lesson's step 4 measured it."
+    prose = source.prose(1, "en")
+    fake = type(prose)(prose.title, prose.summary, prose.intro, prose.titles, prose.texts, (q,))
+    monkeypatch.setattr(source, "prose", lambda number, lang: fake)
+    text, (right, total) = _quiz("they get too big\n")
+    mine, model = text.index("they get too big"), text.index("A model answer: Dot products")
+    assert mine < model and (right, total) == (0, 0)
+
+
+def test_the_exported_quiz_reads_right_in_a_script(capsys):
+    assert answers.quiz(1, 1, "", "en") is None
+    out = capsys.readouterr().out
+    assert "run the cell again" not in out and "attnlab lesson 1 --quiz" in out
 
 
 def test_plots_are_written_as_png(tmp_path):
@@ -268,27 +414,179 @@ def test_cli(capsys):
 def test_notebook_cells_follow_the_lesson():
     cells = build(1, "ja")
     code = [c.text for c in cells if c.kind == "code"]
-    assert code[0].endswith("import attnlab") and "%pip install attnlab" in code[0]
+    assert code[0].endswith("import attnlab") and "%pip" not in code[0]
     assert 'LANG = "ja"' in code[1] and "SEED = 0" in code[1]
     assert any("check_answer(1, " in c for c in code) and any("print(check(" in c for c in code)
     assert sum("quiz(1, " in c for c in code) == len(source.prose(1, "ja").quiz)
     assert any("<details>" in c.text for c in cells if c.kind == "markdown")
 
 
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
 def test_code_is_highlighted_on_a_terminal_and_plain_when_piped(monkeypatch):
-    from attnlab.lessons.render import code_block, highlight, wants_colour
+    from attnlab.lessons.render import code_block, wants_colour
 
     code = 'for d in (16, 64):  # widths\n    print("d =", d)'
-    coloured = highlight(code)
-    assert "\x1b[1;34mfor\x1b[0m" in coloured and "\x1b[36m16\x1b[0m" in coloured
-    assert '\x1b[32m"d ="\x1b[0m' in coloured and "\x1b[2;37m# widths\x1b[0m" in coloured
-    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == code  # colours only, the text unchanged
+    coloured = code_block(code, colour=True)
+    assert "\x1b[" in coloured
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    assert code_lines(plain) == code.splitlines()  # colours only, the text unchanged
     assert code_lines(code_block(code, colour=False)) == code.splitlines()
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
+    assert "\x1b[" not in code_block(code, colour=False)
     assert wants_colour(Tty()) and not wants_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not wants_colour(Tty())
+    out = Tty()
+    render.code(render.console(out), code)
+    render.prose(render.console(out), "**bold** and `code`")
+    assert "\x1b[" not in out.getvalue() and "bold and code" in out.getvalue()
+
+
+def test_prose_is_markdown_tables_print_as_tables():
+    text = "What the lesson showed:\n\n| step | what |\n|---|---|\n| mask | -inf before softmax |\n"
+    out = io.StringIO()
+    render.prose(render.console(out), text)
+    shown = out.getvalue()
+    assert "|---" not in shown and "mask" in shown and "-inf before softmax" in shown
+    assert "━" in shown or "─" in shown  # a drawn table
+    assert all(line == line.rstrip() for line in shown.splitlines())  # no padding when piped
+
+
+def test_wide_text_wraps_between_characters_not_only_at_spaces():
+    ja = "ここまでを 6 行にまとめます：射影、採点、スケーリング、マスク、softmax、重み付き和。" * 3
+    out = io.StringIO()
+    render.prose(render.console(out), ja)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and all(display_width(ln) <= render.PIPED_WIDTH for ln in lines)
+    assert all(display_width(ln) >= render.PIPED_WIDTH - 12 for ln in lines[:-1])  # full lines
+    assert not any(ln.startswith(("。", "、")) for ln in lines)
+    assert render.join_lines("一行目の文が\n続きます。\nand English\nwords") == (
+        "一行目の文が続きます。 and English words"
+    )
+
+
+def test_figures_print_as_text_and_draw_as_images():
+    w = np.array([[1.0, 0.0], [0.25, 0.75]])
+    h = show.heat(w, ["床", "前"], ["床", "前"], title="重み")
+    text = h.text()
+    assert text.splitlines()[0] == "重み" and "床" in text and "█" in text and "·" in text
+    assert "0.00 … 1.00" in text
+    fig = h.figure()
+    assert fig.axes[0].get_title() == "重み"
+    b = show.bars({"raw": [0.9, 0.3], "/√d": [0.5, 0.4]}, ["16", "64"], title="max weight")
+    lines = b.text().splitlines()
+    assert lines[0] == "max weight" and len(lines) == 5
+    assert lines[1].count("█") > lines[2].count("█")  # 0.9 is longer than 0.5
+    c = show.curve({"train": [4.0, 3.0, 2.5, 2.2]}, xlabel="step", title="loss")
+    assert "4 → 2.2" in c.text() and "█" in c.text() and "▁" in c.text()
+    assert c.figure().axes[0].get_xlabel() == "step"
+    two = show.curve({"train": [4.0, 3.0, 2.5, 2.2], "val": ([2, 4], [3.5, 2.6])})
+    lines = two.figure().axes[0].lines
+    assert list(lines[1].get_xdata()) == [2, 4] and "3.5 → 2.6" in two.text()
+    big = show.heat(np.random.default_rng(0).random((50, 64)), annotate=False)
+    assert all(display_width(ln) <= 80 for ln in big.text().splitlines())
+
+
+def test_plot_prints_the_text_figure_and_where_to_get_the_image(capsys, tmp_path):
+    LANG = "zh"  # noqa: F841 (plot reads the caller's LANG, as lesson code has it)
+    show.plot("lesson1_x", show.heat(np.eye(2)))
+    out = capsys.readouterr().out
+    assert "█" in out and "attnlab lesson 1 --plots DIR" in out and "图片" in out
+    with show.plotting(tmp_path):
+        show.plot("lesson1_x", show.bars({"a": [1, 2]}, ["x", "y"]))
+    out = capsys.readouterr().out
+    assert "█" in out and (tmp_path / "lesson1_x.png").exists()
+    with show.plotting(quiet=True):
+        show.plot("lesson1_y", show.heat(np.eye(2)))
+    assert capsys.readouterr().out == ""
+
+
+def test_importing_viz_leaves_matplotlibs_backend_alone():
+    code = "import attnlab.viz, matplotlib; print(matplotlib.get_backend())"
+    env = {**__import__("os").environ, "MPLBACKEND": "svg"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().lower() == "svg"  # not switched to Agg (a kernel keeps inline)
+
+
+def test_zh_title_reads_naturally():
+    assert engine.title(1, "zh").startswith("第 1 课：")
+    assert engine.title(1, "en").startswith("Lesson 1: ")
+
+
+def test_setup_constants_can_be_overridden():
+    setup = source.SourceCell(
+        "setup", "", 'SEED = 0\nLANG = "en"\nBUDGET = 60  # seconds of training'
+    )
+    code = runner.code_of(setup, 4, "ja", {"BUDGET": 5})
+    assert code == 'SEED = 4\nLANG = "ja"\nBUDGET = 5  # seconds of training'
+    with pytest.raises(lessons.engine.UserError, match="no constant WIDTH"):
+        runner.code_of(setup, overrides={"WIDTH": 3})
+    assert main(["lesson", "1", "--budget", "5"]) == 2  # lesson 1 trains nothing
+
+
+def test_a_step_without_code_shows_only_its_prose(monkeypatch):
+    cells = source.cells(1)
+    recap = source.SourceCell("step", "recap", "")
+    monkeypatch.setattr(source, "cells", lambda number: (*cells, recap))
+    prose = source.prose(1, "en")
+    texts = {**prose.texts, "recap": "| step | what |\n|---|---|\n| 1 | averaging |"}
+    titles = {**prose.titles, "recap": "Recap"}
+    fake = type(prose)(prose.title, prose.summary, prose.intro, titles, texts, prose.quiz)
+    monkeypatch.setattr(source, "prose", lambda number, lang: fake)
+    n = len(runner.steps(1))
+    text, res = _run(1, section=n)
+    assert "== " in text and "Recap" in text and "averaging" in text and "|---" not in text
+    assert code_lines(text) == [] and res == {n: {}}
+    cells_out = build(1, "en")
+    recap_cells = [c for c in cells_out if "Recap" in c.text]
+    assert len(recap_cells) == 1 and recap_cells[0].kind == "markdown"
+    assert "| 1 | averaging |" in recap_cells[0].text
+
+
+def test_comments_are_translated_where_a_catalogue_has_them(monkeypatch):
+    code = "x = 1  # one\n# two\ny = '# not a comment'  # three"
+    monkeypatch.setattr(comments, "catalogue", lambda n, lang: {"one": "一つ", "three": "三つ"})
+    assert comments.translate(code, 1, "ja") == (
+        "x = 1  # 一つ\n# two\ny = '# not a comment'  # 三つ"
+    )
+    s = engine.session(1, "ja")
+    shown = s.code(runner.steps(1)[0])
+    assert shown == comments.translate(runner.steps(1)[0].code, 1, "ja")
+
+
+def _shown_comments(number: int) -> set[str]:
+    kinds = ("setup", "step", "exercise", "solution")
+    return {
+        text
+        for cell in source.cells(number)
+        if cell.kind in kinds
+        for *_, text in comments.found(cell.code)
+        if text
+    }
+
+
+@pytest.mark.parametrize("lang", LANGS[1:])
+@pytest.mark.parametrize("number", LESSONS)
+def test_every_code_comment_has_a_translation(number, lang):
+    path = source._content(number) / f"comments.{lang}.json"
+    assert path.is_file(), f"{path} missing"
+    catalogue = json.loads(path.read_text(encoding="utf-8"))
+    missing = sorted(_shown_comments(number) - catalogue.keys())
+    assert not missing, missing
+    assert all(str(v).strip() for v in catalogue.values())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("number", LESSONS)
+def test_prose_lines_fit_100_columns(number, lang):
+    text = (source._content(number) / f"{lang}.md").read_text(encoding="utf-8")
+    long = [
+        (i, display_width(line))
+        for i, line in enumerate(text.splitlines(), 1)
+        if display_width(line) > 100 and not line.lstrip().startswith("|")  # tables reflow
+    ]
+    assert not long, long

@@ -59,3 +59,24 @@ def test_rotary_module_matches_the_numpy_reference_with_offsets(offset, dtype):
     want = rotary_embedding(x, np.arange(offset, offset + 7))
     tol = 1e-12 if dtype == torch.float64 else 2e-6 * (1 + offset / 100)
     np.testing.assert_allclose(got.double().numpy(), want, rtol=0, atol=tol)
+
+
+def test_rotary_tables_grow_and_pair_rotates_queries_and_keys_of_different_lengths():
+    from attnlab.ref import rotary_embedding
+
+    rope = RotaryEmbedding(10)  # one module: its cached tables grow as offsets grow
+    rng = np.random.default_rng(1)
+    for offset in (0, 70, 3, 300):
+        q, k = rng.standard_normal((2, 3, 4, 10)), rng.standard_normal((2, 3, 9, 10))
+        rq, rk = rope.pair(torch.from_numpy(q), torch.from_numpy(k), offset=offset)
+        np.testing.assert_allclose(rq.numpy(), rotary_embedding(q, np.arange(offset, offset + 4)))
+        np.testing.assert_allclose(rk.numpy(), rotary_embedding(k, np.arange(offset, offset + 9)))
+
+
+def test_rotary_tables_made_while_decoding_serve_training_afterwards():
+    rope = RotaryEmbedding(8)
+    with torch.inference_mode():
+        rope(torch.randn(1, 5, 8))  # tables made under inference mode ...
+    x = torch.randn(1, 5, 8, requires_grad=True)
+    rope(x).sum().backward()  # ... can still be saved for backward
+    assert x.grad is not None and torch.isfinite(x.grad).all()

@@ -175,3 +175,26 @@ def test_bad_input():
         )
     with pytest.raises(ValueError, match="at least one"):
         ref.merge_attention([])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_whose_scores_all_lie_far_below_zero_are_not_nan(dtype):
+    # the first rescale once multiplied the empty accumulator by exp(100) = inf: 0 * inf = NaN
+    q = np.ones((1, 1, 3, 1), dtype=dtype)
+    k = np.full((1, 1, 70, 1), -1000.0, dtype=dtype)
+    k[..., 5, 0] = -990.0
+    v = np.random.default_rng(0).standard_normal((1, 1, 70, 2)).astype(dtype)
+    got = ref.tiled_attention(q, k, v, scale=1.0, block_size=32)
+    want = ref.scaled_dot_product_attention(q, k, v, scale=1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_float16_sums_stay_in_float32():
+    rng = np.random.default_rng(0)
+    q, k = (rng.standard_normal((1, 1, 8, 16)).astype(np.float16) for _ in range(2))
+    v = rng.uniform(0.9, 1.1, (1, 1, 1024, 16)).astype(np.float16)
+    k = np.repeat(k, 128, axis=-2)  # 1024 keys of nearly equal weight: float16 sums would drift
+    got = ref.tiled_attention(q, k, v, block_size=4)
+    want = ref.scaled_dot_product_attention(*(a.astype(np.float64) for a in (q, k, v)))
+    assert got.dtype == np.float16
+    assert np.abs(got - want).max() < 2 * np.finfo(np.float16).eps

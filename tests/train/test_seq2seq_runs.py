@@ -4,15 +4,15 @@ import torch
 
 from attnlab.cli import main
 from attnlab.errors import UserError
-from attnlab.train import probes
-from attnlab.train.seq2seq import (
+from attnlab.tables import text_heatmap
+from attnlab.train import (
     Seq2SeqRunConfig,
     Translation,
     compare_seq2seq,
     format_comparison,
     iso_problem,
     load_seq2seq,
-    text_heatmap,
+    probes,
     train_seq2seq,
     translate,
 )

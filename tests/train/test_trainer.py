@@ -48,19 +48,9 @@ def test_lr_schedule():
     assert lr_at(500, timed, time_fraction=1.3) == pytest.approx(0.1)  # past the budget: min_lr
 
 
-def test_resume_gives_the_same_losses_as_an_uninterrupted_run(tmp_path, monkeypatch):
+def test_resume_gives_the_same_losses_as_an_uninterrupted_run(tmp_path):
     straight = train_lm(_cfg(tmp_path / "a"))
-    import attnlab.train.trainer as T
-
-    real = T.Trainer.__init__
-
-    def stop_at_15(self, *a, **k):
-        real(self, *a, **k)
-        self.should_stop = lambda it: it == 15
-
-    monkeypatch.setattr(T.Trainer, "__init__", stop_at_15)
-    first = train_lm(_cfg(tmp_path / "b"))
-    monkeypatch.setattr(T.Trainer, "__init__", real)
+    first = train_lm(_cfg(tmp_path / "b"), should_stop=lambda it: it == 15)
     assert first.interrupted and first.iters == 15
     assert load_checkpoint(tmp_path / "b" / "checkpoint.pt")["iter"] == 15
     second = train_lm(LMRunConfig(out=str(tmp_path / "b"), resume=True, progress=False))
@@ -229,12 +219,15 @@ def test_cli_train_sample_viz(tmp_path, capsys):
 
 
 class _TinyTask:
-    """A linear regression task: fast steps, an evaluation that takes ``eval_sleep`` seconds."""
+    """A linear regression task: fast steps; with a ``clock``, each step takes ``step`` seconds
+    of it and each evaluation ``eval_seconds``."""
 
-    def __init__(self, eval_sleep: float = 0.0):
-        self.eval_sleep = eval_sleep
+    def __init__(self, clock=None, step: float = 0.0, eval_seconds: float = 0.0):
+        self.clock, self.step, self.eval_seconds = clock, step, eval_seconds
 
     def train_batch(self, gen, batch_size, device):
+        if self.clock is not None:
+            self.clock.now += self.step
         x = torch.randn(batch_size, 4, generator=gen)
         return x, x.sum(-1, keepdim=True)
 
@@ -245,10 +238,19 @@ class _TinyTask:
         return batch[0].shape[0]
 
     def evaluate(self, model, gen, device, iters):
-        import time
-
-        time.sleep(self.eval_sleep)
+        if self.clock is not None:
+            self.clock.now += self.eval_seconds
         return {"val_loss": 1.0}
+
+
+class _Clock:
+    """A clock that moves only when the task says time passed."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_the_logged_lr_is_the_one_applied_under_a_time_budget(tmp_path):
@@ -262,26 +264,61 @@ def test_the_logged_lr_is_the_one_applied_under_a_time_budget(tmp_path):
         max_iters=10**9, lr=1.0, min_lr=0.1, warmup_iters=3, max_seconds=0.4,
         decay_by_time=True, eval_interval=10**9, log_interval=1, batch_size=4,
     )  # fmt: skip
+    clock = _Clock()
     try:
-        Trainer(cfg, tmp_path, progress=False).fit(torch.nn.Linear(4, 1), _TinyTask())
+        Trainer(cfg, tmp_path, progress=False, clock=clock).fit(
+            torch.nn.Linear(4, 1), _TinyTask(clock, step=0.01)
+        )
     finally:
         handle.remove()
     logged = [r["lr"] for r in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())
               if r.get("kind") == "step"]  # fmt: skip
-    assert len(logged) == len(applied) > 10
+    assert len(logged) == len(applied) == 40  # 0.4 s of 0.01 s steps
     assert logged == applied
+    assert applied[-1] == pytest.approx(lr_at(39, cfg, time_fraction=0.39 / 0.4))
     assert applied[-1] < 0.5 * applied[3]  # and it really decayed over the time budget
 
 
-def test_the_time_budget_counts_training_not_evaluation(tmp_path):
+def test_the_time_budget_counts_training_not_evaluation():
     cfg = TrainConfig(
-        max_iters=10**9, max_seconds=0.3, eval_interval=10**9, warmup_iters=0, batch_size=4
+        max_iters=10**9, max_seconds=0.3, eval_interval=10, warmup_iters=0, batch_size=4
     )
-    import time
+    clock = _Clock()
+    task = _TinyTask(clock, step=0.01, eval_seconds=0.5)
+    res = Trainer(cfg, None, progress=False, clock=clock).fit(torch.nn.Linear(4, 1), task)
+    # 30 steps of 0.01 s fill the budget; the 3 evaluations (iters 0, 10, 20) and the final one
+    # took 2 s of the clock between them and counted for nothing
+    assert res.iters == 30
+    assert res.seconds == pytest.approx(0.3)
+    assert clock.now - 100.0 == pytest.approx(0.3 + 4 * 0.5)
+    assert res.tokens_per_s == pytest.approx(30 * 4 / 0.3)
 
-    start = time.perf_counter()
-    res = Trainer(cfg, None, progress=False).fit(torch.nn.Linear(4, 1), _TinyTask(eval_sleep=0.5))
-    wall = time.perf_counter() - start
-    # the first and the final evaluation took 1 s between them; training still got its 0.3 s
-    assert res.iters > 20, res.iters
-    assert 0.3 <= res.seconds < wall - 0.9
+
+def test_ctrl_c_prints_the_exact_command_that_resumes_the_run(tmp_path, capsys):
+    import shlex
+    import signal
+
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    out = tmp_path / "my run"  # not the default folder, and a space to quote
+    steps = []
+
+    def ctrl_c_at_step_3(opt, args, kwargs):
+        steps.append(1)
+        if len(steps) == 3:
+            signal.raise_signal(signal.SIGINT)  # what Ctrl-C sends, mid-step
+
+    small = ["--block-size", "16", "--n-layer", "1", "--n-embd", "16", "--n-head", "2"]
+    handle = register_optimizer_step_pre_hook(ctrl_c_at_step_3)
+    try:
+        code = main(["train", "gpt", "--out", str(out), "--max-iters", "8", *small])
+    finally:
+        handle.remove()
+    assert code == 130
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("interrupted: iter 3,")
+    assert lines[1] == f"resume with: attnlab train gpt --out {shlex.quote(str(out))} --resume"
+    command = shlex.split(lines[1].removeprefix("resume with: "))
+    assert main(command[1:]) == 0  # the printed command, as given, finishes this very run
+    assert capsys.readouterr().out.startswith("done: iter 8,")
+    assert load_checkpoint(out / "checkpoint.pt")["iter"] == 8

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import importlib
-import inspect
 import json
 import re
 
@@ -33,14 +32,11 @@ def setup_constants(number: int) -> set[str]:
 def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> dict:
     """The lesson's notebook (nbformat 4 as a dict) as the lessons' exporter makes it.
 
-    ``overrides`` (e.g. ``{"BUDGET": 5}``) reach only a lesson whose setup defines the name,
-    and only when the exporter takes overrides; otherwise the lesson keeps its defaults."""
+    ``overrides`` (e.g. ``{"BUDGET": 5}``) reach only a lesson whose setup defines the name;
+    the others keep their defaults."""
     export = importlib.import_module("attnlab.lessons.export")
     wanted = {k: v for k, v in (overrides or {}).items() if k in setup_constants(number)}
-    kwargs = {}
-    if wanted and "overrides" in inspect.signature(export.build).parameters:
-        kwargs["overrides"] = wanted
-    return json.loads(export.to_ipynb(export.build(number, lang, seed, **kwargs)))
+    return json.loads(export.to_ipynb(export.notebook(number, lang, seed, wanted or None)))
 
 
 def page_notebook(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> str:

@@ -31,15 +31,15 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     import numpy as np
 
-    from .. import check
+    from .. import selfcheck
 
     dtypes = tuple(a.dtypes or ("float64", "float32"))
-    rows = check.run_all(a.seed, tuple(np.dtype(d).type for d in dtypes))
+    rows = selfcheck.run_all(a.seed, tuple(np.dtype(d).type for d in dtypes))
     failed = [r for r in rows if not r.parity.ok]
     if a.json:
-        print(json.dumps({"ok": not failed, "rows": check.to_json(rows)}, indent=2))
+        print(json.dumps({"ok": not failed, "rows": selfcheck.to_json(rows)}, indent=2))
     else:
-        print(check.format_table(rows))
+        print(selfcheck.format_table(rows))
         print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:
             print(f"FAIL {r.function} [{r.case}, {r.dtype}]: {r.parity.message}")

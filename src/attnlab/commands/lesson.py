@@ -54,6 +54,22 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--force", action="store_true", help="with --export: overwrite existing lesson files"
     )
+    p.add_argument(
+        "--wheel",
+        action="store_true",
+        help="with --export: build attnlab's wheel into DIR; the notebook's first cell installs it",
+    )
+    p.add_argument(
+        "--install-from",
+        metavar="URL",
+        help="with --export: the notebook's first cell pip-installs attnlab from URL when missing",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_int,
+        metavar="SECONDS",
+        help="seconds of training, for a lesson that trains a model (its setup's BUDGET)",
+    )
     p.set_defaults(run=run)
 
 
@@ -73,13 +89,28 @@ def run(a) -> int:
         raise UserError(f"choose one of {', '.join(chosen)}")
     if a.solution and a.exercise is None:
         raise UserError("--solution goes with --exercise K")
+    if (a.wheel or a.install_from) and a.export is None:
+        raise UserError("--wheel and --install-from go with --export DIR")
+    overrides = {"BUDGET": a.budget} if a.budget is not None else None
     if a.quiz:
         lessons.run_quiz(number, a.lang)
     elif a.export is not None:
-        written = lessons.export(number, a.export, a.lang, a.format, a.seed, a.force)
+        written = lessons.export(
+            number,
+            a.export,
+            a.lang,
+            a.format,
+            a.seed,
+            a.force,
+            overrides,
+            wheel=a.wheel,
+            install_from=a.install_from,
+        )
         print("\n".join(str(p) for p in written))
     elif a.exercise is not None:
-        lessons.run_exercise(number, a.exercise, a.lang, a.seed, a.plots, solution=a.solution)
+        lessons.run_exercise(
+            number, a.exercise, a.lang, a.seed, a.plots, solution=a.solution, overrides=overrides
+        )
     else:
-        lessons.run(number, a.lang, a.seed, a.section, a.plots)
+        lessons.run(number, a.lang, a.seed, a.section, a.plots, overrides=overrides)
     return 0

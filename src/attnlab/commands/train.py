@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+from collections.abc import Callable
+
 from ..catalog import ATTENTION_KINDS, DEVICES, POSITIONS, PRESETS
 from ..errors import UserError
 from ._args import bounded_float, nonneg_int, positive_float, positive_int, progress_wanted
@@ -20,25 +24,41 @@ def add_parser(sub) -> None:
     _add_seq2seq(tsub)
 
 
-def _common(p, default_out: str) -> None:
+def _common(p, default_out: str, default: Callable[[str], str]) -> None:
+    """The flags every model kind takes; ``default(field)`` says what an unset training value
+    is (the preset's, or the seq2seq default)."""
     p.add_argument(
         "--out", default=default_out, metavar="DIR", help=f"run directory (default {default_out})"
     )
     p.add_argument(
-        "--resume", action="store_true", help="continue the run in --out from its checkpoint"
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its checkpoint (give the same --out)",
     )
     p.add_argument(
         "--force",
         action="store_true",
         help="replace the run already in --out (without it, an existing run is never overwritten)",
     )
-    p.add_argument("--max-iters", type=positive_int)
-    p.add_argument("--max-seconds", type=positive_float, help="stop after this much training time")
-    p.add_argument("--batch-size", type=positive_int)
-    p.add_argument("--lr", type=positive_float)
-    p.add_argument("--eval-interval", type=positive_int)
-    p.add_argument("--seed", type=nonneg_int)
-    p.add_argument("--device", choices=DEVICES)
+    p.add_argument(
+        "--max-iters", type=positive_int, help=f"training steps (default {default('max_iters')})"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=positive_float,
+        help="stop after this much training time, evaluation not counted (default: no limit)",
+    )
+    p.add_argument("--batch-size", type=positive_int, help=f"default {default('batch_size')}")
+    p.add_argument(
+        "--lr", type=positive_float, help=f"peak learning rate (default {default('lr')})"
+    )
+    p.add_argument(
+        "--eval-interval",
+        type=positive_int,
+        help=f"steps between evaluations (default {default('eval_interval')})",
+    )
+    p.add_argument("--seed", type=nonneg_int, help="default 1337")
+    p.add_argument("--device", choices=DEVICES, help="default auto (cuda if torch sees one)")
 
 
 def _add_gpt(tsub) -> None:
@@ -53,8 +73,15 @@ def _add_gpt(tsub) -> None:
         "gpu. Any field: --set n_kv_head=2 --set warmup_iters=200 ...",
     )
     g.add_argument("--corpus", metavar="FILE", help="UTF-8 text file (default: built-in)")
-    g.add_argument("--preset", default="tiny", choices=list(PRESETS))
-    _common(g, "runs/gpt")
+    g.add_argument(
+        "--preset",
+        default="tiny",
+        choices=list(PRESETS),
+        help="model size and training recipe (default tiny: "
+        + ", ".join(f"{k} {v['train']['max_iters']} iterations" for k, v in PRESETS.items())
+        + ")",
+    )
+    _common(g, "runs/gpt", lambda k: f"the preset's; tiny: {PRESETS['tiny']['train'][k]:g}")
     g.add_argument("--block-size", type=positive_int)
     g.add_argument("--n-layer", type=positive_int)
     g.add_argument("--n-head", type=positive_int)
@@ -87,13 +114,20 @@ def _add_seq2seq(tsub) -> None:
         choices=ATTENTION_KINDS,
         help="attention kind (default bahdanau; a resumed run keeps its own)",
     )
-    _common(q, "runs/seq2seq")
+    _common(q, "runs/seq2seq", _seq2seq_default)
     q.add_argument("--hidden", type=positive_int, help="encoder width per direction (default 64)")
     q.add_argument("--emb", type=positive_int, help="embedding width (default 32)")
     q.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="any Seq2SeqConfig or TrainConfig field"
     )
     q.set_defaults(run=run_seq2seq)
+
+
+def _seq2seq_default(key: str) -> str:
+    from ..train.date_task import DEFAULT_MINUTES, DEFAULT_TRAIN
+
+    note = f", about {DEFAULT_MINUTES} minutes on 2 CPU cores" if key == "max_iters" else ""
+    return f"{DEFAULT_TRAIN[key]:g}{note}"
 
 
 TRAIN_FLAGS = ("max_iters", "batch_size", "lr", "eval_interval", "seed", "device", "max_seconds")
@@ -153,6 +187,7 @@ def run_gpt(a) -> int:
             f"{_state(result)}: iter {result.iters}, val loss {loss:.4f} (ppl {ppl:.2f}), "
             f"{result.tokens_per_s:,.0f} tokens/s; run in {a.out}"
         )
+        _resume_hint(result, "gpt", a.out)
     return 130 if result.interrupted else 0
 
 
@@ -172,6 +207,8 @@ def run_seq2seq(a) -> int:
         force=a.force,
         progress=progress_wanted(),
     )
+    if not a.resume:
+        print(_seq2seq_plan(model, train, a.out), file=sys.stderr)
     result = train_seq2seq(cfg)
     last = result.evals[-1] if result.evals else {}
     print(
@@ -179,8 +216,32 @@ def run_seq2seq(a) -> int:
         f"{100 * last.get('exact_match', 0):.2f}%, per char {100 * last.get('char_acc', 0):.2f}%; "
         f"run in {a.out}"
     )
+    _resume_hint(result, "seq2seq", a.out)
     return 130 if result.interrupted else 0
 
 
+def _seq2seq_plan(model: dict, train: dict, out: str) -> str:
+    """What a new seq2seq run will do, said before it starts: steps, and for the default model
+    and batch the time it takes on 2 CPU cores."""
+    from ..train.date_task import DEFAULT_MINUTES, DEFAULT_TRAIN
+
+    iters = train.get("max_iters", DEFAULT_TRAIN["max_iters"])
+    line = f"training {iters} iterations into {out}"
+    default_shape = not model and train.get("batch_size", DEFAULT_TRAIN["batch_size"]) == 64
+    if default_shape and train.get("device", "auto") != "cuda":
+        minutes = DEFAULT_MINUTES * iters / DEFAULT_TRAIN["max_iters"]
+        if "max_seconds" in train:
+            minutes = min(minutes, train["max_seconds"] / 60)
+        took = f"{minutes:.1f} minutes" if minutes >= 1 else f"{60 * minutes:.0f} seconds"
+        line += f", about {took} on 2 CPU cores"
+    return line + " (Ctrl-C stops with a checkpoint; --resume continues)"
+
+
 def _state(result) -> str:
-    return "interrupted; resume with --resume" if result.interrupted else "done"
+    return "interrupted" if result.interrupted else "done"
+
+
+def _resume_hint(result, kind: str, out: str) -> None:
+    """After Ctrl-C: the exact command that continues this run (its own --out)."""
+    if result.interrupted:
+        print(f"resume with: attnlab train {kind} --out {shlex.quote(out)} --resume")

@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..train.seq2seq import load_seq2seq, plot_alignment, text_heatmap, translate
+    from ..tables import text_heatmap
+    from ..train import load_seq2seq, translate
 
     model = load_seq2seq(a.run_dir)
     t = translate(model, a.text)
@@ -31,6 +32,8 @@ def run(a) -> int:
     else:
         print(text_heatmap(t.weights.numpy(), a.text, t.text))
         if a.plot:
+            from ..viz import plot_alignment
+
             plot_alignment(t.weights.numpy(), a.text, t.text, a.plot, title=f"{a.text} -> {t.text}")
             print(f"alignment written to {a.plot}")
     return 0 if not t.problem and not t.low_confidence else 1

@@ -88,67 +88,82 @@ def shown(token: str) -> str:
     return {" ": "␣", "\n": "⏎", "\t": "⇥"}.get(token, token)
 
 
-# ---- runs --------------------------------------------------------------------------------
+# ---- runs ----------------------------------------------------------------------------------
 
 
 class Run:
     """A run directory with its model loaded once: ``views(texts)`` for any texts (the
-    explorer page, or each request of ``attnlab serve``), ``snapshots()`` for training."""
+    explorer page, or each request of ``attnlab serve``), ``snapshots()`` for training.
+
+    ``Run(run_dir)`` opens the class for the run's kind (``GPTRun``, ``Seq2SeqRun``)."""
+
+    kind = ""
+    max_len = 0
+
+    def __new__(cls, run_dir: str | Path):
+        if cls is Run:
+            from ..train.rundir import read_config
+
+            kind = read_config(run_dir)["kind"]
+            if kind not in RUN_KINDS:
+                raise UserError(f"{run_dir}: a {kind!r} run has no attention to explore")
+            cls = RUN_KINDS[kind]
+        return super().__new__(cls)
 
     def __init__(self, run_dir: str | Path):
-        import json
-
         self.dir = Path(run_dir)
-        path = self.dir / "config.json"
-        if not path.is_file():
-            raise UserError(f"{run_dir}: not a run directory (no config.json); train one first")
-        self.kind = json.loads(path.read_text(encoding="utf-8")).get("kind", "gpt")
-        if self.kind == "gpt":
-            from ..train.lm import load_run
 
-            self.model, self.tok, cfg = load_run(run_dir)
-            self.max_len = cfg["model"]["block_size"]
-        elif self.kind == "seq2seq":
-            from ..train.seq2seq import load_seq2seq
-
-            self.model, self.max_len = load_seq2seq(run_dir).eval(), MAX_DATE
-            if self.model.config.attention == "none":
-                raise UserError(f"{run_dir}: this model has no attention; nothing to explore")
-        else:
-            raise UserError(f"{run_dir}: a {self.kind!r} run has no attention to explore")
-
-    def check(self, text: str) -> None:
+    def validate_text(self, text: str) -> None:
         """A text this model can read, or a UserError naming what is wrong with it."""
         if not 1 <= len(text) <= self.max_len:
             raise UserError(
                 f"text {text[:20]!r}: {len(text)} characters; the model reads 1..{self.max_len}"
             )
-        if self.kind == "gpt":
-            self.tok.encode(text)  # unknown characters: a UserError that names them
 
     def default_text(self) -> str:
-        """A text to show when none is given: the training probe's start, or the probe date."""
-        if self.kind == "seq2seq":
-            from ..train.seq2seq import PROBE
+        """A text to show when none is given."""
+        raise NotImplementedError
 
-            return PROBE
+    def views(self, texts: list[str]) -> list[View]:
+        for text in texts:
+            self.validate_text(text)
+        return [self.view(text, f"{i}") for i, text in enumerate(texts, 1)]
+
+    def snapshots(self) -> list[View]:
+        """The probe text at each recorded training step (at most MAX_SNAPSHOTS)."""
+        return [self.snapshot(step, snap) for step, snap in snapshots(self.dir)]
+
+    def view(self, text: str, name: str) -> View:
+        raise NotImplementedError
+
+    def snapshot(self, step: int, snap: dict) -> View:
+        raise NotImplementedError
+
+
+class GPTRun(Run):
+    """A character GPT: every layer's and head's causal attention, and next-token guesses."""
+
+    kind = "gpt"
+
+    def __init__(self, run_dir: str | Path):
+        from ..train.lm import load_run
+
+        super().__init__(run_dir)
+        self.model, self.tok, cfg = load_run(run_dir)
+        self.max_len = cfg["model"]["block_size"]
+
+    def validate_text(self, text: str) -> None:
+        super().validate_text(text)
+        self.tok.encode(text)  # unknown characters: a UserError that names them
+
+    def default_text(self) -> str:
+        """The start of the training probe, or the first characters of the vocabulary."""
         snaps = snapshots(self.dir)
         if snaps:
             return self.tok.decode(snaps[-1][1]["ids"][:32].tolist())
         return self.tok.chars[: min(16, self.max_len)]
 
-    def views(self, texts: list[str]) -> list[View]:
-        for text in texts:
-            self.check(text)
-        one = self._gpt if self.kind == "gpt" else self._seq2seq
-        return [one(text, f"{i}") for i, text in enumerate(texts, 1)]
-
-    def snapshots(self) -> list[View]:
-        """The probe text at each recorded training step (at most MAX_SNAPSHOTS)."""
-        one = self._gpt_snapshot if self.kind == "gpt" else self._seq2seq_snapshot
-        return [v for step, snap in snapshots(self.dir) if (v := one(step, snap)) is not None]
-
-    def _gpt(self, text: str, name: str) -> View:
+    def view(self, text: str, name: str) -> View:
         """Every layer's and head's attention, and the top-5 next-character guesses."""
         import torch
 
@@ -166,9 +181,34 @@ class Run:
         labels = [shown(c) for c in text]
         return View(name, labels, labels, w, True, top=guesses)
 
-    def _seq2seq(self, text: str, name: str) -> View:
-        """Each output character's alignment over the input, and its probability."""
-        from ..train.seq2seq import translate
+    def snapshot(self, step: int, snap: dict) -> View:
+        labels = [shown(c) for c in self.tok.decode(snap["ids"].tolist())]
+        w = snap["weights"].astype(np.float64)
+        return View("probe", labels, labels, w, True, step=step, bits=8)
+
+
+class Seq2SeqRun(Run):
+    """A date model: each output character's alignment over the input, and its probability."""
+
+    kind = "seq2seq"
+    max_len = 64  # the longest date text a page or a request may ask about
+
+    def __init__(self, run_dir: str | Path):
+        from ..train.seq2seq import load_seq2seq
+
+        super().__init__(run_dir)
+        self.model = load_seq2seq(run_dir).eval()
+        if self.model.config.attention == "none":
+            raise UserError(f"{run_dir}: this model has no attention; nothing to explore")
+
+    def default_text(self) -> str:
+        """The probe date every evaluation recorded."""
+        from ..train.date_task import PROBE
+
+        return PROBE
+
+    def view(self, text: str, name: str) -> View:
+        from ..train.translate import translate
 
         t = translate(self.model, text)
         out = list(t.text)
@@ -176,20 +216,16 @@ class Run:
         w = t.weights.numpy()[None, None]  # (1, 1, T_out, T_in)
         return View(name, out, [shown(c) for c in text], w, False, top=top, note=t.text)
 
-    def _gpt_snapshot(self, step: int, snap: dict) -> View:
-        labels = [shown(c) for c in self.tok.decode(snap["ids"].tolist())]
-        w = snap["weights"].astype(np.float64)
-        return View("probe", labels, labels, w, True, step=step, bits=8)
-
-    def _seq2seq_snapshot(self, step: int, snap: dict) -> View | None:
-        from ..train.seq2seq import PROBE
+    def snapshot(self, step: int, snap: dict) -> View:
+        from ..train.date_task import PROBE
 
         out, w = [chr(c) for c in snap["output"]], snap["weights"].astype(np.float64)
         keys = [shown(c) for c in PROBE]
         return View("probe", out, keys, w[None, None], False, step, note="".join(out), bits=8)
 
 
-MAX_DATE = 64  # the longest date text a page or a request may ask about
+RUN_KINDS: dict[str, type[Run]] = {"gpt": GPTRun, "seq2seq": Seq2SeqRun}
+MAX_DATE = Seq2SeqRun.max_len
 
 
 @dataclass
@@ -209,4 +245,16 @@ def for_run(run_dir: str | Path, texts: list[str]) -> Page:
     return Page(run.kind, str(run_dir), run.views(texts) + run.snapshots())
 
 
-__all__ = ["MAX_SNAPSHOTS", "Page", "Run", "View", "for_run", "pack", "snapshots", "unpack"]
+__all__ = [
+    "MAX_SNAPSHOTS",
+    "RUN_KINDS",
+    "GPTRun",
+    "Page",
+    "Run",
+    "Seq2SeqRun",
+    "View",
+    "for_run",
+    "pack",
+    "snapshots",
+    "unpack",
+]

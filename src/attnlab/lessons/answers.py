@@ -29,6 +29,21 @@ WORDS = {
         "まだ答えがありません。引用符の間に書いて、もう一度セルを実行してください。",
         "还没有答案：把答案写在引号之间，再运行这个单元格。",
     ),
+    "unanswered_script": Text(
+        '(to answer: write it between the quotes of answer = "" in this script, or take the '
+        "quiz interactively: attnlab lesson {n} --quiz)",
+        '（答えるには：このスクリプトの answer = "" の引用符の間に書くか、'
+        "attnlab lesson {n} --quiz で対話形式で解きます）",
+        '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
+        "交互作答）",
+    ),
+    "question": Text("Question", "問", "问题"),
+    "not_a_choice": Text(
+        "'{answer}' is not one of the choices; answer with one of: {letters}",
+        "「{answer}」は選択肢にありません。次のどれかで答えてください：{letters}",
+        "“{answer}”不是选项之一；请用以下之一作答：{letters}",
+    ),
+    "model_answer": Text("A model answer:", "模範解答：", "参考答案："),
     "answer_is": Text("The answer:", "答え：", "答案："),
     "matches": Text(
         "Your result matches the worked answer.",
@@ -99,14 +114,14 @@ def _structure(value):
 
 
 @cache
-def _known(number: int, ident: str, seed: int) -> tuple:
+def _known(number: int, ident: str, seed: int, overrides: tuple = ()) -> tuple:
     """(the worked answer, the starting code's answer, {mistake id: its answer})."""
     cell = _exercise(number, ident)
     answer = cell.options["answer"]
-    steps = runner.Session(number, seed)
+    steps = runner.Session(number, seed, overrides=dict(overrides))
     steps.steps()  # once; each version of the exercise then runs in a copy of that state
 
-    def value_of(code_cell: source.Cell):
+    def value_of(code_cell: source.SourceCell):
         session = steps.fork()
         session.run_cell(code_cell, quiet=True)
         return session.ns[answer]
@@ -116,7 +131,7 @@ def _known(number: int, ident: str, seed: int) -> tuple:
     return solution, value_of(cell), mistakes
 
 
-def _exercise(number: int, ident: str) -> source.Cell:
+def _exercise(number: int, ident: str) -> source.SourceCell:
     found = [c for c in runner.exercises(number) if c.id == ident]
     if not found:
         names = ", ".join(c.id for c in runner.exercises(number))
@@ -125,12 +140,20 @@ def _exercise(number: int, ident: str) -> source.Cell:
 
 
 def check_answer(
-    number: int, exercise: str, value, *, seed: int = 0, lang: str = "en"
+    number: int,
+    exercise: str,
+    value,
+    *,
+    seed: int = 0,
+    lang: str = "en",
+    overrides: dict | None = None,
 ) -> AnswerReport:
     """The verdict on the learner's ``value`` for ``exercise`` of lesson ``number``: it passes
-    when it equals the worked answer's; a known wrong edit is named."""
+    when it equals the worked answer's (computed with the same ``overrides`` of the setup, such
+    as a training budget); a known wrong edit is named."""
     cell = _exercise(number, exercise)
-    solution, starter, mistakes = _known(number, exercise, seed)
+    known = tuple(sorted((overrides or {}).items()))
+    solution, starter, mistakes = _known(number, exercise, seed, known)
     key = _structure if cell.options.get("compare") == "structure" else (lambda v: v)
     if same(key(value), key(solution)):
         return AnswerReport(exercise, True, WORDS["matches"](lang), lang=lang)
@@ -150,40 +173,87 @@ def _normal(s: str) -> str:
     return "".join(s.split()).rstrip(".。)").removesuffix(")")
 
 
+def chosen(q: source.Question, answer: str) -> int | None:
+    """The index of the choice ``answer`` names (a letter, "b)", or the choice's text), or None."""
+    given = _normal(answer)
+    for i, choice in enumerate(q.choices):
+        letter = choice[0].lower()
+        if given in (_normal(letter), _normal(choice[3:]), _normal(choice)):
+            return i
+    return None
+
+
+def is_valid(q: source.Question, answer: str) -> bool:
+    """Whether ``answer`` can be graded: one of the choices (any answer to a free question)."""
+    return bool(str(answer).strip()) and (not q.choices or chosen(q, answer) is not None)
+
+
 def is_right(q: source.Question, answer: str) -> bool:
     """A choice letter ("b", "b)") or the choice's text, or one of the accepted free answers."""
-    given = _normal(answer)
-    for a in q.answers:
-        if given == _normal(a):
-            return True
-        letter = ord(a.lower()) - ord("a") if len(a) == 1 else -1
-        if 0 <= letter < len(q.choices) and given == _normal(q.choices[letter][3:]):
-            return True
-    return False
+    if q.choices:
+        i = chosen(q, answer)
+        return i is not None and any(_normal(a) == _normal(q.choices[i][0]) for a in q.answers)
+    return any(_normal(answer) == _normal(a) for a in q.answers)
+
+
+def natural(q: source.Question) -> str:
+    """The accepted answer in one form: the right choice as written, or the first answer."""
+    if not q.answers:
+        return ""
+    if q.choices:
+        for choice in q.choices:
+            if _normal(choice[0]) == _normal(q.answers[0]):
+                return choice
+    return q.answers[0]
 
 
 def explain(number: int, k: int, answer: str, lang: str = "en") -> tuple[bool | None, str]:
-    """(right, wrong or unanswered=None; the words to show) for quiz question ``k``."""
+    """(right, wrong, or None when not graded; the words to show) for quiz question ``k``.
+    Not graded: no answer, an answer that is none of the choices, a question in the learner's
+    own words (then the words are the model answer)."""
     questions = source.prose(number, lang).quiz
     if not 1 <= k <= len(questions):
         raise UserError(f"lesson {number} has quiz questions 1..{len(questions)}, got {k}")
     q = questions[k - 1]
     if not str(answer).strip():
         return None, WORDS["unanswered"](lang)
-    right = is_right(q, answer)
-    return right, f"{WORDS['right' if right else 'wrong'](lang)} {reveal(q, lang)}"
+    if not is_valid(q, answer):
+        letters = ", ".join(c[0] for c in q.choices)
+        return None, WORDS["not_a_choice"](lang).format(answer=str(answer).strip(), letters=letters)
+    if not q.scored:
+        return None, f"{WORDS['model_answer'](lang)} {q.model_answer}\n{q.explanation}".strip()
+    if is_right(q, answer):
+        return True, f"{WORDS['right'](lang)}\n{q.explanation}".strip()
+    i = chosen(q, answer) if q.choices else None
+    why = q.why[i] if i is not None and i < len(q.why) and q.why[i] else ""
+    words = [WORDS["wrong"](lang), why, reveal(q, lang)]
+    return False, "\n".join(w for w in words if w)
 
 
 def reveal(q: source.Question, lang: str = "en") -> str:
-    """The right answer and why."""
-    return f"{WORDS['answer_is'](lang)} {' | '.join(q.answers)}\n{q.explanation}"
+    """The right answer (or the model answer) and why."""
+    if not q.scored:
+        return f"{WORDS['model_answer'](lang)} {q.model_answer}\n{q.explanation}".strip()
+    return f"{WORDS['answer_is'](lang)} {natural(q)}\n{q.explanation}".strip()
 
 
 def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
-    """Check the answer to quiz question ``k`` of lesson ``number``; print why."""
+    """Check the answer to quiz question ``k`` of lesson ``number``; print why. (Called by the
+    exported lesson: in a script, an empty answer points to the interactive quiz.)"""
     right, words = explain(number, k, answer, lang)
+    if not str(answer).strip() and not _in_kernel():  # a script: the question, and how to answer
+        q = source.prose(number, lang).quiz[k - 1]
+        lines = [f"{WORDS['question'](lang)} {k}: {q.question}", *(f"  {c}" for c in q.choices)]
+        words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
     print(words)
     return right
 
 
-__all__ = ["AnswerReport", "check_answer", "explain", "is_right", "quiz", "same"]
+def _in_kernel() -> bool:
+    from .show import _in_kernel as in_kernel
+
+    return in_kernel()
+
+
+__all__ = ["AnswerReport", "check_answer", "chosen", "explain", "is_right", "is_valid"]
+__all__ += ["natural", "quiz", "reveal", "same"]

@@ -13,13 +13,11 @@ from typing import TextIO
 
 from ..errors import UserError
 from ..i18n import LANGS, Text
-from . import answers, runner, source
-from .render import code_block, wants_colour
+from . import answers, render, runner, source
 from .show import plotting
 
 WORDS = {
-    "lesson": Text("Lesson", "レッスン", "第"),
-    "lesson_suffix": Text("", "", "课"),
+    "title": Text("Lesson {n}: {title}", "レッスン {n}：{title}", "第 {n} 课：{title}"),
     "setup": Text("Setup", "準備", "准备"),
     "exercise": Text("Exercise", "練習問題", "练习"),
     "exercises": Text(
@@ -45,9 +43,20 @@ WORDS = {
     ),
     "solution": Text("Worked answer:", "模範解答：", "参考答案："),
     "question": Text("Question", "問", "问题"),
-    "your_answer": Text("Your answer: ", "あなたの答え：", "你的答案："),
-    "choices": Text("(a letter)", "（記号で）", "（填字母）"),
+    "your_answer": Text("Your answer{hint}: ", "あなたの答え{hint}：", "你的答案{hint}："),
+    "choices": Text(" (a letter)", "（記号で）", "（填字母）"),
     "score": Text("Score", "得点", "得分"),
+    "stopped": Text(
+        "Stopped after {asked} of {total} questions.",
+        "{total} 問中 {asked} 問で終了しました。",
+        "共 {total} 题，答到第 {asked} 题时停止。",
+    ),
+    "stop_hint": Text(
+        "(an empty answer stops the quiz)",
+        "（空のまま Enter で終了します）",
+        "（直接回车即可结束测验）",
+    ),
+    "your_words": Text("Your answer:", "あなたの答え：", "你的答案："),
 }
 
 
@@ -65,10 +74,8 @@ def check_lang(lang: str) -> None:
 
 
 def title(number: int, lang: str) -> str:
-    return (
-        f"{WORDS['lesson'](lang)} {number}{WORDS['lesson_suffix'](lang)}: "
-        + source.prose(number, lang).title
-    )
+    """``Lesson 1: ...``, ``レッスン 1：...``, ``第 1 课：...``."""
+    return WORDS["title"](lang).format(n=number, title=source.prose(number, lang).title)
 
 
 def list_lessons(lang: str = "en") -> str:
@@ -100,16 +107,28 @@ def _check_args(number: int, lang: str, seed: int, plots) -> None:
         raise UserError(f"--seed must be >= 0, got {seed}")
 
 
-def _show_step(s: runner.Session, cell: source.Cell, heading: str, out: TextIO) -> dict:
+def session(
+    number: int, lang: str = "en", seed: int = 0, overrides: runner.Overrides | None = None
+) -> runner.Session:
+    """A fresh session of lesson ``number``; ``overrides`` checked against its setup cell."""
+    s = runner.Session(number, seed, lang, overrides=dict(overrides or {}))
+    s.code(source.cells(number)[0])  # an unknown constant fails here, before anything runs
+    return s
+
+
+def _show_step(s: runner.Session, cell: source.SourceCell, heading: str, con) -> dict:
     """Print the heading and the code, run it, print its output and the explanation."""
     words = source.prose(s.number, s.lang)
-    print(f"\n== {heading}", file=out)
-    print(code_block(runner.code_of(cell, s.seed, s.lang), wants_colour(out)), file=out)
-    printed, assigned = s.run_cell(cell)
-    print(printed, end="", file=out)
+    render.heading(con, heading)
+    assigned = {}
+    if cell.has_code:
+        render.code(con, s.code(cell))
+        printed, assigned = s.run_cell(cell)
+        render.output(con, printed)
     text = words.texts.get(cell.id, "")
     if text:
-        print("\n" + source.fill(text, s.ns), file=out)
+        con.print()
+        render.prose(con, source.fill(text, s.ns))
     return assigned
 
 
@@ -120,11 +139,13 @@ def run(
     section: int | None = None,
     plots: str | Path | None = None,
     out: TextIO | None = None,
+    overrides: runner.Overrides | None = None,
 ) -> dict[int, dict]:
-    """Print lesson ``number`` (or only step ``section``); return what each step assigned."""
+    """Print lesson ``number`` (or only step ``section``); return what each step assigned.
+    ``overrides`` sets constants of the setup cell (``{"BUDGET": 5}``)."""
     _check_args(number, lang, seed, plots)
-    out = out or sys.stdout
-    s, steps = runner.Session(number, seed, lang), runner.steps(number)
+    con = render.console(out or sys.stdout)
+    s, steps = session(number, lang, seed, overrides), runner.steps(number)
     words = source.prose(number, lang)
     if section is not None and not 1 <= section <= len(steps):
         raise UserError(f"lesson {number} has sections 1..{len(steps)}, got {section}")
@@ -132,27 +153,31 @@ def run(
         if section is not None:
             s.steps(upto=section - 1)
             heading = f"{section}. {words.titles[steps[section - 1].id]}"
-            return {section: _show_step(s, steps[section - 1], heading, out)}
-        print(f"{title(number, lang)}\n\n{words.intro}", file=out)
+            return {section: _show_step(s, steps[section - 1], heading, con)}
+        render.panel(con, title(number, lang))
+        render.prose(con, words.intro)
         setup = source.cells(number)[0]
-        _show_step(s, setup, f"0. {WORDS['setup'](lang)}", out)
+        _show_step(s, setup, f"0. {WORDS['setup'](lang)}", con)
         results = {
-            k: _show_step(s, cell, f"{k}. {words.titles[cell.id]}", out)
+            k: _show_step(s, cell, f"{k}. {words.titles[cell.id]}", con)
             for k, cell in enumerate(steps, 1)
         }
-    _point_onwards(number, lang, out)
+    _point_onwards(number, lang, con)
     return results
 
 
-def _point_onwards(number: int, lang: str, out: TextIO) -> None:
+def _point_onwards(number: int, lang: str, con) -> None:
     words = source.prose(number, lang)
     exercises = runner.exercises(number)
+    lines = []
     if exercises:
-        print("\n" + WORDS["exercises"](lang).format(n=number), file=out)
-        for k, cell in enumerate(exercises, 1):
-            print(f"  {k}. {words.titles[cell.id]}", file=out)
+        lines.append(WORDS["exercises"](lang).format(n=number))
+        lines += [f"  {k}. {words.titles[cell.id]}" for k, cell in enumerate(exercises, 1)]
     if words.quiz:
-        print(WORDS["quiz"](lang).format(n=number), file=out)
+        lines.append(WORDS["quiz"](lang).format(n=number))
+    if lines:
+        con.print()
+        con.print("\n".join(lines), soft_wrap=True)
 
 
 def run_exercise(
@@ -163,11 +188,12 @@ def run_exercise(
     plots: str | Path | None = None,
     out: TextIO | None = None,
     solution: bool = False,
+    overrides: runner.Overrides | None = None,
 ) -> dict:
     """Print exercise ``k``: its task and starting code with what the check says about it, or
     (``solution``) the worked answer run and checked. Returns what the shown code assigned."""
     _check_args(number, lang, seed, plots)
-    out = out or sys.stdout
+    con = render.console(out or sys.stdout)
     exercises = runner.exercises(number)
     if not exercises:
         raise UserError(f"lesson {number} has no exercises")
@@ -175,57 +201,80 @@ def run_exercise(
         raise UserError(f"lesson {number} has exercises 1..{len(exercises)}, got {k}")
     cell = exercises[k - 1]
     words = source.prose(number, lang)
-    s = runner.Session(number, seed, lang)
+    s = session(number, lang, seed, overrides)
     s.steps()
-    print(f"\n== {WORDS['exercise'](lang)} {k}. {words.titles[cell.id]}", file=out)
-    print(words.texts.get(cell.id, ""), file=out)
+    render.heading(con, f"{WORDS['exercise'](lang)} {k}. {words.titles[cell.id]}")
+    render.prose(con, words.texts.get(cell.id, ""))
     shown = runner.part(number, "solution", cell.id)[0] if solution else cell
     if solution:
-        print("\n" + WORDS["solution"](lang), file=out)
+        con.print("\n" + WORDS["solution"](lang))
     else:
-        print(file=out)
+        con.print()
     with plotting(plots):
-        print(code_block(shown.code, wants_colour(out)), file=out)
+        render.code(con, s.code(shown))
         printed, assigned = s.run_cell(shown)
-        print(printed, end="", file=out)
+        render.output(con, printed)
         if not solution:
-            print("\n" + WORDS["your_turn"](lang).format(n=number, k=k), file=out)
+            con.print()
+            render.panel(con, WORDS["your_turn"](lang).format(n=number, k=k))
         check = runner.check_code(number, cell)
-        print(code_block(check, wants_colour(out)), file=out)
+        render.code(con, check)
         printed, _ = s.run(check, "check")
-        print(printed, end="", file=out)
+        render.output(con, printed)
     after = words.texts.get(f"{cell.id}/solution", "")
     if solution and after:
-        print("\n" + source.fill(after, s.ns), file=out)
+        con.print()
+        render.prose(con, source.fill(after, s.ns))
     return assigned
+
+
+def _ask(q: source.Question, lang: str, out: TextIO, inp: TextIO) -> str | None:
+    """Read an answer until it is one that can be graded; None on an empty line or the end."""
+    while True:
+        hint = WORDS["choices"](lang) if q.choices else ""
+        print(WORDS["your_answer"](lang).format(hint=hint), end="", file=out, flush=True)
+        line = inp.readline()
+        if not inp.isatty():
+            print(line.rstrip("\n"), file=out)  # echo a piped answer, so the record reads well
+        if not line.strip():
+            return None
+        if answers.is_valid(q, line):
+            return line.strip()
+        letters = ", ".join(c[0] for c in q.choices)
+        print(
+            answers.WORDS["not_a_choice"](lang).format(answer=line.strip(), letters=letters),
+            file=out,
+        )
 
 
 def run_quiz(
     number: int, lang: str = "en", out: TextIO | None = None, inp: TextIO | None = None
 ) -> tuple[int, int]:
-    """Ask each review question, read an answer (a line of ``inp``), say right or wrong with
-    the explanation, and end with the score. Returns (right, questions)."""
+    """Ask each review question, read an answer (a line of ``inp``), say right or wrong and why,
+    and end with the score. An answer that is none of the choices is asked again; an empty
+    line or the end of input stops with the score so far. A question answered in the
+    learner's own words is not scored: its model answer follows. Returns (right, scored)."""
     get(number)
     check_lang(lang)
     out, inp = out or sys.stdout, inp or sys.stdin
     questions = source.prose(number, lang).quiz
-    right = 0
+    right = scored = asked = 0
+    print(WORDS["stop_hint"](lang), file=out)
     for i, q in enumerate(questions, 1):
         print(f"\n{WORDS['question'](lang)} {i}/{len(questions)}: {q.question}", file=out)
         for choice in q.choices:
             print(f"  {choice}", file=out)
-        hint = f" {WORDS['choices'](lang)}" if q.choices else ""
-        print(WORDS["your_answer"](lang) + hint + " ", end="", file=out, flush=True)
-        line = inp.readline()
-        if not inp.isatty():
-            print(line.rstrip("\n"), file=out)  # echo a piped answer, so the record reads well
-        ok, words = answers.explain(number, i, line.strip(), lang)
-        if ok is None:  # no answer: show the right one and move on
-            words = answers.reveal(q, lang)
+        given = _ask(q, lang, out, inp)
+        if given is None:
+            print(WORDS["stopped"](lang).format(asked=asked, total=len(questions)), file=out)
+            break
+        asked += 1
+        ok, words = answers.explain(number, i, given, lang)
+        scored += q.scored
         right += bool(ok)
         print(words, file=out)
-    print(f"\n{WORDS['score'](lang)}: {right}/{len(questions)}", file=out)
-    return right, len(questions)
+    print(f"\n{WORDS['score'](lang)}: {right}/{scored}", file=out)
+    return right, scored
 
 
-__all__ = ["get", "list_lessons", "run", "run_exercise", "run_quiz", "title"]
+__all__ = ["get", "list_lessons", "run", "run_exercise", "run_quiz", "session", "title"]

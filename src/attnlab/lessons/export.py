@@ -1,33 +1,61 @@
 """``attnlab lesson N --export DIR``: the lesson as a script and a notebook the learner edits.
 
-Both come from one list of cells: the prose in the chosen language (numbers filled in by running
-the lesson once), the lesson's code exactly as ``attnlab lesson N`` shows and runs it, each
-exercise as its starting code followed by the cell that checks it (the worked answer hidden
-under a fold), and the quiz as cells that check an answer.
+Both come from one notebook (``notebook``): the prose in the chosen language (numbers filled in
+by running the lesson once), the lesson's code exactly as ``attnlab lesson N`` shows and runs
+it (comments in that language), each exercise as its starting code followed by the cell that
+checks it (the worked answer hidden under a fold), and the quiz as cells that check an answer.
 
-- ``lessonN.py``: ``py:percent`` cells (``# %%``), so ``python lessonN.py`` runs it and editors
-  and jupytext open it as a notebook;
-- ``lessonN.ipynb``: nbformat 4, for Jupyter and Colab.
+- ``lessonN.ipynb``: written by ``nbformat`` (validated), for Jupyter and Colab;
+- ``lessonN.py``: the same notebook written by ``jupytext`` as ``py:percent`` cells, so
+  ``python lessonN.py`` runs it and jupytext reads it back as exactly the notebook's cells.
+
+The first code cell installs attnlab when it is missing: from a wheel written beside the lesson
+(``wheel=True``, ``--wheel``) or from ``install_from`` (``--install-from URL``, anything pip
+installs); without either it says where attnlab comes from and imports it.
+
+From Python (the web book builds on it)::
+
+    nb = attnlab.lessons.export.notebook(1, lang="ja", seed=0, overrides=None)  # nbformat node
 """
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .. import __version__
 from ..errors import UserError
 from ..files import atomic_write_text
 from ..i18n import Text
 from . import engine, runner, source
 
+if TYPE_CHECKING:
+    import nbformat
+
 FORMATS = ("py", "ipynb", "both")
 
 WORDS = {
     "install": Text(
-        "Needs attnlab. In Colab or a fresh environment, remove the # before %pip and run this cell.",
-        "attnlab が必要です。Colab や新しい環境では、%pip の前の # を消してこのセルを実行します。",
-        "需要 attnlab。在 Colab 或新环境中，删去 %pip 前面的 #，再运行这个单元格。",
+        "Needs attnlab: in Colab or a fresh environment, this cell installs it",
+        "attnlab が必要です。Colab や新しい環境では、このセルがインストールします",
+        "需要 attnlab：在 Colab 或新环境中，这个单元格会安装它",
+    ),
+    "wheel_beside": Text(
+        "from the wheel beside this notebook (in Colab, upload it first).",
+        "（このノートブックと同じフォルダーの wheel から。Colab では先にアップロード）。",
+        "（来自与本笔记本同一文件夹中的 wheel；在 Colab 中请先上传）。",
+    ),
+    "from_url": Text("from {url}.", "（{url} から）。", "（来自 {url}）。"),
+    "no_source": Text(
+        "Needs attnlab installed (pip install it from its source; a teacher can export the "
+        "lesson with --wheel or --install-from URL to make this cell install it).",
+        "attnlab のインストールが必要です（ソースから pip install します。教える側が --wheel か "
+        "--install-from URL 付きで書き出すと、このセルがインストールします）。",
+        "需要已安装 attnlab（从源代码 pip install；教师用 --wheel 或 --install-from URL "
+        "导出时，这个单元格会自动安装）。",
     ),
     "exercises": Text("Exercises", "練習問題", "练习"),
     "solution": Text("Worked answer", "模範解答", "参考答案"),
@@ -41,106 +69,171 @@ WORDS = {
 
 
 @dataclass(frozen=True)
-class Cell:
+class NotebookCell:
     kind: str  # "markdown" or "code"
     text: str
 
 
-def build(number: int, lang: str = "en", seed: int = 0) -> list[Cell]:
-    """The lesson as notebook cells, its prose filled with the numbers of this seed."""
+def build(
+    number: int,
+    lang: str = "en",
+    seed: int = 0,
+    overrides: runner.Overrides | None = None,
+    install: str | None = None,
+) -> list[NotebookCell]:
+    """The lesson as cells, its prose filled with the numbers of this seed; ``install``: the
+    source the first cell installs attnlab from (a wheel's file name, or what pip takes)."""
     engine.get(number)
     engine.check_lang(lang)
     words = source.prose(number, lang)
-    s = runner.Session(number, seed, lang)
+    s = engine.session(number, lang, seed, overrides)
     cells = [
-        Cell("markdown", f"# {engine.title(number, lang)}\n\n{words.intro}"),
-        Cell("code", f"# {WORDS['install'](lang)}\n# %pip install attnlab\nimport attnlab"),
+        NotebookCell("markdown", f"# {engine.title(number, lang)}\n\n{words.intro}".strip()),
+        NotebookCell("code", install_code(install, lang)),
     ]
     k = 0
     for cell in source.cells(number):
         if cell.kind == "setup":
             s.run_cell(cell, quiet=True)
-            cells.append(Cell("code", runner.code_of(cell, seed, lang)))
+            cells.append(NotebookCell("code", s.code(cell)))
         elif cell.kind == "step":
             k += 1
             s.run_cell(cell, quiet=True)
-            cells.append(Cell("markdown", f"## {k}. {words.titles[cell.id]}"))
-            cells.append(Cell("code", cell.code))
-            if words.texts.get(cell.id):
-                cells.append(Cell("markdown", source.fill(words.texts[cell.id], s.ns)))
+            head = f"## {k}. {words.titles[cell.id]}"
+            text = source.fill(words.texts.get(cell.id, ""), s.ns)
+            if not cell.has_code:  # prose only: one Markdown cell
+                cells.append(NotebookCell("markdown", f"{head}\n\n{text}".strip()))
+                continue
+            cells += [NotebookCell("markdown", head), NotebookCell("code", s.code(cell))]
+            if text:
+                cells.append(NotebookCell("markdown", text))
     cells += _exercises(number, s, lang)
     cells += _quiz(number, lang)
     return cells
 
 
-def _exercises(number: int, s: runner.Session, lang: str) -> list[Cell]:
+def install_code(install: str | None, lang: str) -> str:
+    """The first code cell: install attnlab from ``install`` when it is missing, import it."""
+    if install is None:
+        return f"# {WORDS['no_source'](lang)}\nimport attnlab"
+    wheel = install.endswith(".whl") and "/" not in install
+    where = WORDS["wheel_beside"](lang) if wheel else WORDS["from_url"](lang).format(url=install)
+    lines = [
+        f"# {WORDS['install'](lang)}",
+        f"# {where}",
+        "import importlib",
+        "import importlib.util",
+        "import subprocess",
+        "import sys",
+        "from pathlib import Path",
+        "",
+        f'SOURCE = "{install}"',
+        'if importlib.util.find_spec("attnlab") is None:',
+    ]
+    if wheel:  # beside the script (python lessonN.py) or in the notebook's folder
+        lines.append('    SOURCE = str(Path(globals().get("__file__", "x")).parent / SOURCE)')
+    lines += [
+        '    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", SOURCE])',
+        "    importlib.invalidate_caches()  # Python sees the package just installed",
+        "import attnlab",
+    ]
+    return "\n".join(lines)
+
+
+def _exercises(number: int, s: runner.Session, lang: str) -> list[NotebookCell]:
     exercises = runner.exercises(number)
     words = source.prose(number, lang)
-    cells = [Cell("markdown", f"## {WORDS['exercises'](lang)}")] if exercises else []
+    cells = [NotebookCell("markdown", f"## {WORDS['exercises'](lang)}")] if exercises else []
     for k, cell in enumerate(exercises, 1):
         solution = runner.part(number, "solution", cell.id)[0]
         worked = s.fork()
         worked.run_cell(solution, quiet=True)
         after = source.fill(words.texts.get(f"{cell.id}/solution", ""), worked.ns)
+        task = f"### {k}. {words.titles[cell.id]}\n\n{words.texts.get(cell.id, '')}"
         cells += [
-            Cell("markdown", f"### {k}. {words.titles[cell.id]}\n\n{words.texts.get(cell.id, '')}"),
-            Cell("code", cell.code),
-            Cell("code", runner.check_code(number, cell)),
-            Cell(
+            NotebookCell("markdown", task.strip()),
+            NotebookCell("code", s.code(cell)),
+            NotebookCell("code", runner.check_code(number, cell)),
+            NotebookCell(
                 "markdown",
                 f"<details><summary>{WORDS['solution'](lang)}</summary>\n\n"
-                f"```python\n{solution.code}\n```\n\n{after}\n\n</details>",
+                f"```python\n{s.code(solution)}\n```\n\n{after}\n\n</details>",
             ),
         ]
     return cells
 
 
-def _quiz(number: int, lang: str) -> list[Cell]:
+def _quiz(number: int, lang: str) -> list[NotebookCell]:
     questions = source.prose(number, lang).quiz
-    cells = [Cell("markdown", f"## {WORDS['quiz'](lang)}")] if questions else []
+    cells = [NotebookCell("markdown", f"## {WORDS['quiz'](lang)}")] if questions else []
     for i, q in enumerate(questions, 1):
         choices = "".join(f"\n- {c}" for c in q.choices)
-        cells.append(Cell("markdown", f"**{i}.** {q.question}\n{choices}".rstrip()))
-        cells.append(
-            Cell(
-                "code",
-                f'answer = ""  # {WORDS["answer_here"](lang)}\nquiz({number}, {i}, answer, lang=LANG)',
-            )
+        cells.append(NotebookCell("markdown", f"**{i}.** {q.question}\n{choices}".rstrip()))
+        code = (
+            f'answer = ""  # {WORDS["answer_here"](lang)}\nquiz({number}, {i}, answer, lang=LANG)'
         )
+        cells.append(NotebookCell("code", code))
     return cells
 
 
-def to_py(cells: list[Cell]) -> str:
-    """``py:percent``: markdown cells as comments under ``# %% [markdown]``, code under ``# %%``."""
-    parts = []
-    for c in cells:
-        if c.kind == "markdown":
-            body = "\n".join(f"# {line}".rstrip() for line in c.text.splitlines())
-            parts.append(f"# %% [markdown]\n{body}")
-        else:
-            parts.append(f"# %%\n{c.text}")
-    return "\n\n".join(parts) + "\n"
+def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
+    """nbformat 4 (no outputs: the learner runs it), validated; cell ids numbered, so the same
+    lesson exports to the same file."""
+    import nbformat
+    from nbformat import v4
 
-
-def to_ipynb(cells: list[Cell]) -> str:
-    """nbformat 4.5 JSON (no outputs: the learner runs it)."""
-    nb_cells = []
-    for i, c in enumerate(cells):
-        lines = c.text.splitlines(keepends=True)
-        cell = {"cell_type": c.kind, "id": f"cell-{i}", "metadata": {}, "source": lines}
-        if c.kind == "code":
-            cell.update(execution_count=None, outputs=[])
-        nb_cells.append(cell)
-    nb = {
-        "cells": nb_cells,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
+    nb = v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
     }
-    return json.dumps(nb, ensure_ascii=False, indent=1) + "\n"
+    make = {"markdown": v4.new_markdown_cell, "code": v4.new_code_cell}
+    nb.cells = [make[c.kind](c.text, id=f"cell-{i}") for i, c in enumerate(cells)]
+    nbformat.validate(nb)
+    return nb
+
+
+def notebook(
+    number: int,
+    lang: str = "en",
+    seed: int = 0,
+    overrides: runner.Overrides | None = None,
+    install: str | None = None,
+) -> nbformat.NotebookNode:
+    """Lesson ``number`` as a validated notebook node, prose in ``lang`` with the numbers of
+    ``seed`` (and ``overrides`` of setup constants such as ``{"BUDGET": 5}``)."""
+    return to_notebook(build(number, lang, seed, overrides, install))
+
+
+def to_ipynb(nb: nbformat.NotebookNode) -> str:
+    import nbformat
+
+    return nbformat.writes(nb) + "\n"
+
+
+def to_py(nb: nbformat.NotebookNode) -> str:
+    """``py:percent`` by jupytext: Markdown cells as comments under ``# %% [markdown]``."""
+    import jupytext
+
+    return jupytext.writes(nb, fmt="py:percent")
+
+
+def build_wheel(folder: Path) -> Path:
+    """attnlab's wheel, built from the source checkout this attnlab runs from, into ``folder``
+    (no network: ``pip wheel --no-deps --no-build-isolation --no-index``)."""
+    root = Path(__file__).resolve().parents[3]
+    if not (root / "pyproject.toml").is_file():
+        raise UserError(
+            "--wheel builds attnlab's wheel from its source checkout, and this attnlab was "
+            "installed without one; use --install-from URL (or pip wheel the source yourself)"
+        )
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    cmd = [*pip, "--no-index", "-q", "-w", str(folder), str(root)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wheel = folder / f"attnlab-{__version__}-py3-none-any.whl"
+    if done.returncode != 0 or not wheel.is_file():
+        raise UserError(f"could not build attnlab's wheel: {done.stderr.strip()[-500:]}")
+    return wheel
 
 
 def export(
@@ -150,11 +243,16 @@ def export(
     fmt: str = "both",
     seed: int = 0,
     force: bool = False,
+    overrides: runner.Overrides | None = None,
+    wheel: bool = False,
+    install_from: str | None = None,
 ) -> list[Path]:
-    """Write ``lessonN.py`` and/or ``lessonN.ipynb`` into ``folder``; never over a learner's
-    edited file unless ``force``."""
+    """Write ``lessonN.py`` and/or ``lessonN.ipynb`` into ``folder`` (and, with ``wheel``,
+    attnlab's wheel beside them); never over a learner's edited file unless ``force``."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if wheel and install_from:
+        raise UserError("choose one of --wheel, --install-from")
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--export {folder}: a file, expected a folder")
@@ -165,10 +263,13 @@ def export(
         raise UserError(
             f"{', '.join(existing)} already there (your edits?); pass --force to overwrite"
         )
-    cells = build(number, lang, seed)
+    install = f"attnlab-{__version__}-py3-none-any.whl" if wheel else install_from
+    nb = notebook(number, lang, seed, overrides, install)
     folder.mkdir(parents=True, exist_ok=True)
     writers = {"py": to_py, "ipynb": to_ipynb}
-    return [atomic_write_text(p, writers[p.suffix[1:]](cells)) for p in targets]
+    written = [atomic_write_text(p, writers[p.suffix[1:]](nb)) for p in targets]
+    return [*written, build_wheel(folder)] if wheel else written
 
 
-__all__ = ["FORMATS", "Cell", "build", "export", "to_ipynb", "to_py"]
+__all__ = ["FORMATS", "NotebookCell", "build", "build_wheel", "export", "install_code"]
+__all__ += ["notebook", "to_ipynb", "to_notebook", "to_py"]

@@ -1,68 +1,92 @@
-"""Code on the terminal: a gutter, and colours when the output is a terminal (none when piped,
-or with NO_COLOR set)."""
+"""The lesson on a terminal, drawn by ``rich``: code highlighted behind a gutter, prose as
+Markdown (tables print as tables), headings and panels. Colours only on a terminal: none when
+piped or with ``NO_COLOR`` set, and then the text is plain (no escape codes, no markup)."""
 
 from __future__ import annotations
 
 import io
-import keyword
 import os
-import token
-import tokenize
+import re
+import shutil
+import unicodedata
+
+from rich import box
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
 
 GUTTER = "│ "
-COLOURS = {"keyword": "1;34", "string": "32", "comment": "2;37", "number": "36"}
+THEME = "ansi_dark"  # the terminal's own palette: readable on dark and light backgrounds
+MAX_WIDTH = 100
+PIPED_WIDTH = 80
 
 
 def wants_colour(out) -> bool:
     return hasattr(out, "isatty") and out.isatty() and not os.environ.get("NO_COLOR")
 
 
-def _kind(tok: tokenize.TokenInfo) -> str | None:
-    if tok.type == token.NAME and keyword.iskeyword(tok.string):
-        return "keyword"
-    if tok.type == token.STRING or tok.type in _FSTRING:
-        return "string"
-    return {token.COMMENT: "comment", token.NUMBER: "number"}.get(tok.type)
+def console(out) -> Console:
+    """A console writing to ``out``: styled on a terminal, plain text when piped."""
+    colour = wants_colour(out)
+    width = min(MAX_WIDTH, shutil.get_terminal_size((PIPED_WIDTH, 24)).columns)
+    return Console(
+        file=out,
+        force_terminal=colour,
+        no_color=not colour,
+        color_system="auto" if colour else None,
+        width=width if colour else PIPED_WIDTH,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
 
 
-_FSTRING = {
-    getattr(token, n)
-    for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-    if hasattr(token, n)
-}
+def code(con: Console, text: str) -> None:
+    """The code, highlighted, every line behind the gutter (never wrapped)."""
+    shown = Syntax(text, "python", theme=THEME).highlight(text.rstrip("\n"))
+    shown.rstrip()
+    for line in shown.split("\n", allow_blank=True):
+        line.rstrip()
+        con.print(Text.assemble((GUTTER, "dim"), line), no_wrap=True, crop=False, soft_wrap=True)
 
 
-def highlight(code: str) -> str:
-    """``code`` with ANSI colours for keywords, strings, comments and numbers."""
-    lines = code.splitlines()
-    spans: dict[int, list[tuple[int, int, str]]] = {}
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code + "\n").readline):
-            kind = _kind(tok)
-            if kind and tok.start[0] == tok.end[0]:
-                spans.setdefault(tok.start[0] - 1, []).append((tok.start[1], tok.end[1], kind))
-            elif kind:  # a multi-line string: colour each of its lines whole
-                for row in range(tok.start[0] - 1, tok.end[0]):
-                    spans.setdefault(row, []).append((0, len(lines[row]), kind))
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        return code
-    out = []
-    for row, line in enumerate(lines):
-        pos, parts = 0, []
-        for start, end, kind in sorted(spans.get(row, [])):
-            if start < pos:
-                continue
-            parts += [line[pos:start], f"\x1b[{COLOURS[kind]}m{line[start:end]}\x1b[0m"]
-            pos = end
-        out.append("".join(parts) + line[pos:])
-    return "\n".join(out)
+def prose(con: Console, text: str) -> None:
+    """Markdown: paragraphs wrapped to the terminal, tables as tables, ``code`` and **bold**."""
+    if not text.strip():
+        return
+    with con.capture() as captured:
+        con.print(Markdown(wrap_wide(join_lines(text), con.width - 2)))
+    shown = captured.get()
+    if not con.is_terminal:  # plain text: no padding to the console's width
+        shown = "".join(line.rstrip() + "\n" for line in shown.splitlines())
+    output(con, shown)
 
 
-def code_block(code: str, colour: bool) -> str:
-    """The code with a gutter on every line (coloured on a terminal)."""
-    shown = highlight(code) if colour else code
-    gutter = f"\x1b[2m{GUTTER}\x1b[0m" if colour else GUTTER
-    return "\n".join(gutter + line for line in shown.splitlines())
+def heading(con: Console, text: str) -> None:
+    con.print(Text(f"\n== {text}", style="bold"), soft_wrap=True)
+
+
+def panel(con: Console, text: str, title: str = "") -> None:
+    """Words set apart in a box (the lesson's title, the exercise's turn)."""
+    con.print(Panel(Text(text), box.HEAVY, title=title or None, expand=False, title_align="left"))
+
+
+def output(con: Console, printed: str) -> None:
+    """What the code printed, exactly as it printed it."""
+    con.file.write(printed)
+    con.file.flush()
+
+
+def code_block(text: str, colour: bool) -> str:
+    """The code as ``code`` prints it, as a string (with colours, or plain)."""
+    buf = io.StringIO()
+    con = console(buf)
+    if colour:
+        con = Console(file=buf, force_terminal=True, color_system="standard", width=MAX_WIDTH)
+    code(con, text)
+    return buf.getvalue().rstrip("\n")
 
 
 def code_lines(printed: str) -> list[str]:
@@ -70,4 +94,65 @@ def code_lines(printed: str) -> list[str]:
     return [ln[len(GUTTER) :] for ln in printed.splitlines() if ln.startswith(GUTTER)]
 
 
-__all__ = ["GUTTER", "code_block", "code_lines", "highlight", "wants_colour"]
+_BLOCK = re.compile(r"^\s*([|#>`*+-]|\d+[.)]\s|$)")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def join_lines(text: str) -> str:
+    """Paragraph lines joined into one line, without the space Markdown would put between
+    two CJK characters (a Japanese or Chinese sentence broken over two source lines)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        prev = out[-1] if out else ""
+        if out and not _BLOCK.match(line) and prev.strip() and not _BLOCK.match(prev):
+            sep = "" if _wide(prev.rstrip()[-1]) and _wide(line.lstrip()[0]) else " "
+            out[-1] = prev.rstrip() + sep + line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%")
+NO_BREAK_AFTER = set("（(「『〔【")
+_TOKEN = re.compile(r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\]+\s*|\s+|.")
+_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
+
+
+def _width(s: str) -> int:
+    return sum(2 if _wide(ch) else 1 for ch in s)
+
+
+def wrap_wide(text: str, width: int) -> str:
+    """Paragraphs and list items holding CJK text broken to ``width`` columns between any two
+    characters (never before 。 or after 「), with Markdown hard breaks: a terminal renderer
+    breaks lines only at spaces, which leaves Japanese and Chinese lines ragged."""
+    out = []
+    for line in text.split("\n"):
+        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "`")):
+            out.append(line)
+            continue
+        item = _ITEM.match(line)
+        lead = item.group(1) if item else ""
+        rows = _break(line[len(lead) :], width - len(lead))
+        out.append(("\\\n" + " " * len(lead)).join([lead + rows[0], *rows[1:]]))
+    return "\n".join(out)
+
+
+def _break(text: str, width: int) -> list[str]:
+    rows, row = [], ""
+    for token in _TOKEN.findall(text):
+        if row and _width(row + token.rstrip()) > width:
+            if (token[0] in NO_BREAK_BEFORE and len(row) > 1) or row[-1] in NO_BREAK_AFTER:
+                token, row = row[-1] + token, row[:-1]
+            rows.append(row.rstrip())
+            row = token.lstrip()
+        else:
+            row += token
+    return [*rows, row.rstrip()]
+
+
+__all__ = ["GUTTER", "code", "code_block", "code_lines", "console", "heading", "join_lines"]
+__all__ += ["output", "panel", "prose", "wants_colour", "wrap_wide"]

@@ -1,7 +1,8 @@
 """Running a lesson's cells: one namespace, the code exactly as shown, its printing captured.
 
-``code_of`` gives a cell's code as the learner sees it (the setup cell with the chosen SEED and
-LANG); ``Session.run`` executes exactly that text and returns what it printed and what it
+``code_of`` gives a cell's code as the learner sees it (the setup cell with the chosen SEED, LANG
+and any overridden constant such as BUDGET; the comments in the learner's language);
+``Session.run`` executes exactly that text and returns what it printed and what it
 assigned. The terminal lesson, the checks and the exporters all go through here, so they show
 and run the same code.
 """
@@ -9,28 +10,62 @@ and run the same code.
 from __future__ import annotations
 
 import io
+import json
 import re
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import dataclass, field
 
-from . import source
+from ..errors import UserError
+from . import comments, source
 from .show import plotting
 
-
-def code_of(cell: source.Cell, seed: int = 0, lang: str = "en") -> str:
-    """The cell's code as shown and run: the setup cell carries this run's SEED and LANG."""
-    if cell.kind != "setup":
-        return cell.code
-    code = re.sub(r"^SEED = .*$", f"SEED = {seed}", cell.code, flags=re.M)
-    return re.sub(r"^LANG = .*$", f'LANG = "{lang}"', code, flags=re.M)
+Overrides = dict[str, object]
 
 
-def check_code(number: int, cell: source.Cell) -> str:
+def code_of(
+    cell: source.SourceCell,
+    seed: int = 0,
+    lang: str = "en",
+    overrides: Overrides | None = None,
+    number: int | None = None,
+) -> str:
+    """The cell's code as shown and run: the setup cell carries this run's SEED, LANG and
+    ``overrides`` (``{"BUDGET": 5}`` replaces the line ``BUDGET = ...``); with ``number``,
+    the comments are in ``lang`` where lesson ``number``'s catalogue has them."""
+    code = cell.code
+    if cell.kind == "setup":
+        values = {**(overrides or {}), "SEED": seed, "LANG": lang}
+        for name, value in values.items():
+            line = re.compile(rf"^{re.escape(name)} = [^#\n]*?(\s*#.*)?$", re.M)
+            if not line.search(code) and name not in ("SEED", "LANG"):
+                raise UserError(f"this lesson's setup has no constant {name} to set")
+            code = line.sub(
+                lambda m, n=name, v=value: f"{n} = {_literal(v)}{m.group(1) or ''}", code
+            )
+    return code if number is None else comments.translate(code, number, lang)
+
+
+def _literal(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+TUNABLE = ("BUDGET",)  # setup constants a check passes on, so it runs what the learner ran
+
+
+def tunable(number: int) -> list[str]:
+    """The constants of ``TUNABLE`` that lesson ``number``'s setup cell sets."""
+    setup = source.cells(number)[0].code
+    return [name for name in TUNABLE if re.search(rf"^{name} = ", setup, re.M)]
+
+
+def check_code(number: int, cell: source.SourceCell) -> str:
     """The code of the cell that checks an exercise (shown and run after the learner's cell)."""
     if "grade" in cell.options:
         return f"print(check({cell.options['grade']}, seed=SEED, lang=LANG))"
     answer = cell.options["answer"]
-    return f'print(check_answer({number}, "{cell.id}", {answer}, seed=SEED, lang=LANG))'
+    names = tunable(number)
+    extra = ", overrides={" + ", ".join(f'"{n}": {n}' for n in names) + "}" if names else ""
+    return f'print(check_answer({number}, "{cell.id}", {answer}, seed=SEED, lang=LANG{extra}))'
 
 
 @dataclass
@@ -41,6 +76,7 @@ class Session:
     seed: int = 0
     lang: str = "en"
     ns: dict = field(default_factory=lambda: {"__name__": "__main__"})
+    overrides: Overrides = field(default_factory=dict)
 
     def run(self, code: str, name: str, quiet: bool = False) -> tuple[str, dict]:
         """Execute ``code``; return (what it printed, the names it assigned or changed)."""
@@ -58,10 +94,14 @@ class Session:
     def fork(self) -> Session:
         """A session that goes on from this one's state without changing it (a shallow copy
         of the namespace: a cell that rebinds names leaves the original alone)."""
-        return Session(self.number, self.seed, self.lang, ns=dict(self.ns))
+        return Session(self.number, self.seed, self.lang, dict(self.ns), self.overrides)
 
-    def run_cell(self, cell: source.Cell, quiet: bool = False) -> tuple[str, dict]:
-        return self.run(code_of(cell, self.seed, self.lang), cell.id or cell.kind, quiet)
+    def code(self, cell: source.SourceCell) -> str:
+        """``cell``'s code as this session shows and runs it."""
+        return code_of(cell, self.seed, self.lang, self.overrides, self.number)
+
+    def run_cell(self, cell: source.SourceCell, quiet: bool = False) -> tuple[str, dict]:
+        return self.run(self.code(cell), cell.id or cell.kind, quiet)
 
     def steps(self, upto: int | None = None) -> None:
         """Run setup and the steps (the first ``upto`` of them) silently."""
@@ -79,17 +119,17 @@ def _is_module(v) -> bool:
     return type(v).__name__ == "module"
 
 
-def exercises(number: int) -> list[source.Cell]:
+def exercises(number: int) -> list[source.SourceCell]:
     return [c for c in source.cells(number) if c.kind == "exercise"]
 
 
-def steps(number: int) -> list[source.Cell]:
+def steps(number: int) -> list[source.SourceCell]:
     return [c for c in source.cells(number) if c.kind == "step"]
 
 
-def part(number: int, kind: str, ident: str) -> list[source.Cell]:
+def part(number: int, kind: str, ident: str) -> list[source.SourceCell]:
     """The ``kind`` cells (solution, mistake) of exercise ``ident``."""
     return [c for c in source.cells(number) if c.kind == kind and c.id == ident]
 
 
-__all__ = ["Session", "check_code", "code_of", "exercises", "part", "steps"]
+__all__ = ["Session", "check_code", "code_of", "exercises", "part", "steps", "tunable"]

@@ -1,22 +1,43 @@
 """What lesson code calls to print and draw: short, so the code on the page stays about attention.
 
-``labeled``, ``matrix`` and ``table`` return text to print. ``plot(name, fig_fn)`` draws only when
-asked: ``attnlab lesson N --plots DIR`` saves a PNG, a Jupyter kernel shows the figure inline,
-and a plain ``python lessonN.py`` draws nothing.
+``labeled``, ``matrix`` and ``table`` return text to print. ``heat``, ``bars`` and ``curve``
+return a figure that can draw itself twice: ``.figure()`` as a matplotlib ``Figure`` (object
+API, no pyplot, no backend switched) and ``.text()`` as characters for a terminal (a shaded
+heatmap, bars, sparklines), readable when piped. ``plot(name, fig)`` shows it where the learner
+is: a Jupyter kernel shows the image (``image/png``); anywhere else it prints the text figure
+and says how to get the image; ``attnlab lesson N --plots DIR`` also saves ``name.png``.
 """
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..tables import text_table
+from ..i18n import Text
+from ..tables import display_width, pad, text_table
 
 _plots: dict[str, object] = {"dir": None, "quiet": False, "written": []}
+
+SHADES = " ░▒▓█"
+EIGHTHS = " ▏▎▍▌▋▊▉█"
+SPARKS = "▁▂▃▄▅▆▇█"
+WIDTH = 72  # the text figures' widest line
+
+HINT = Text(
+    "(the image: attnlab lesson {n} --plots DIR, the notebook from --export DIR, "
+    "or attnlab explore --playground)",
+    "（画像は attnlab lesson {n} --plots DIR、--export DIR のノートブック、"
+    "attnlab explore --playground で見られます）",
+    "（图片：attnlab lesson {n} --plots DIR、--export DIR 导出的笔记本，"
+    "或 attnlab explore --playground）",
+)
 
 
 def matrix(m, decimals: int = 2, indent: str = "  ") -> str:
@@ -38,47 +59,236 @@ def table(header: Sequence[object], rows: Sequence[Sequence[object]], indent: st
     return text_table([str(h) for h in header], rows, indent)
 
 
-def plot(name: str, draw: Callable[[], object]) -> None:
-    """Save ``draw()`` as ``name.png`` (with ``--plots``) or show it in Jupyter; else nothing."""
-    folder = _plots["dir"]
-    if _plots["quiet"] or (folder is None and not _in_kernel()):
+@dataclass
+class Heat:
+    """A (T, S) matrix as a heatmap: rows are queries, columns keys (``viz.heatmap``'s options)."""
+
+    w: np.ndarray
+    rows: Sequence[str] | None = None
+    cols: Sequence[str] | None = None
+    options: dict = field(default_factory=dict)
+
+    def figure(self):
+        from ..viz import heatmap
+
+        return heatmap(self.w, self.rows, self.cols, **self.options)
+
+    def text(self, width: int = WIDTH) -> str:
+        w = np.atleast_2d(np.asarray(self.w, dtype=float))
+        rows_at = _spread(w.shape[0], 24)
+        cols_at = _spread(w.shape[1], 32)
+        lo = self.options.get("vmin", 0.0)
+        lo = np.nanmin(w) if lo is None else lo
+        hi = self.options.get("vmax") or max(np.nanmax(w), lo + 1e-12)
+        names = _labels(self.rows, w.shape[0], rows_at)
+        heads = _labels(self.cols, w.shape[1], cols_at)
+        cell = max(2, *(display_width(h) for h in heads))
+        if cell * len(cols_at) > width - 8:  # labels too wide: numbered columns, shade only
+            cell, heads = 2, [str(c % 10) * 1 for c in cols_at]
+        left = max((display_width(n) for n in names), default=1)
+        lines = [_title(self.options)]
+        lines.append(" " * (left + 1) + "".join(pad(h, cell) for h in heads).rstrip())
+        for r, name in zip(rows_at, names, strict=True):
+            shades = "".join(_shade(w[r, c], lo, hi) * cell for c in cols_at)
+            lines.append(f"{pad(name, left)} {shades}")
+        lines.append(f"{' ' * (left + 1)}{SHADES[1:]} = {lo:.2f} … {hi:.2f}" + _axes(self.options))
+        return "\n".join(line for line in lines if line is not None)
+
+    __call__ = figure  # plot(name, fig) also takes a plain function drawing a Figure
+
+
+@dataclass
+class Bars:
+    """Grouped bars: one group per label, one bar per series."""
+
+    series: dict[str, Sequence[float]]
+    labels: Sequence[str]
+    options: dict = field(default_factory=dict)
+
+    def figure(self):
+        from ..viz import bars as draw_bars
+
+        first = next(iter(self.series.values()))
+        return draw_bars(first, self.labels, series=self.series, **self.options)
+
+    def text(self, width: int = WIDTH) -> str:
+        values = {k: np.asarray(v, dtype=float) for k, v in self.series.items()}
+        top = max((np.nanmax(np.abs(v)) for v in values.values() if v.size), default=1.0) or 1.0
+        left = max(display_width(str(lab)) for lab in self.labels)
+        name = max((display_width(k) for k in values), default=0) if len(values) > 1 else 0
+        room = max(10, width - left - name - 12)
+        lines = [_title(self.options)]
+        for i, lab in enumerate(self.labels):
+            for j, (key, v) in enumerate(values.items()):
+                head = pad(str(lab) if j == 0 else "", left)
+                who = f" {pad(key, name)}" if name else ""
+                lines.append(f"{head}{who} {_bar(abs(v[i]) / top * room)} {v[i]:.2f}")
+        return "\n".join(line for line in lines if line is not None)
+
+    __call__ = figure
+
+
+@dataclass
+class Curve:
+    """Curves over steps (a loss, a perplexity): one line per series; a series is its values
+    (at ``x``, default 1, 2, ...) or a pair (its steps, its values)."""
+
+    series: dict[str, Sequence[float]]
+    x: Sequence[float] | None = None
+    options: dict = field(default_factory=dict)
+
+    def figure(self):
+        from matplotlib.figure import Figure
+
+        from ..viz import use_cjk_font
+        from ..viz.fonts import needs_cjk
+
+        title, xlabel, ylabel = (self.options.get(k, "") for k in ("title", "xlabel", "ylabel"))
+        if needs_cjk(title, xlabel, ylabel, list(self.series)):
+            use_cjk_font()
+        fig = Figure(figsize=(6, 3.4))
+        ax = fig.subplots()
+        for name, (xs, ys) in self._points().items():
+            ax.plot(xs, ys, label=name, lw=1.4, marker="o" if len(ys) <= 20 else None, ms=3)
+        ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+        if self.options.get("log"):
+            ax.set_yscale("log")
+        if len(self.series) > 1 or next(iter(self.series), ""):
+            ax.legend()
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        return fig
+
+    def text(self, width: int = WIDTH) -> str:
+        name = max(display_width(k) for k in self.series)
+        room = max(10, width - name - 24)
+        lines = [_title(self.options)]
+        for key, (_, ys) in self._points().items():
+            ys = np.asarray(ys, dtype=float)
+            at = _spread(len(ys), room)
+            lo, hi = np.nanmin(ys), np.nanmax(ys)
+            spark = "".join(SPARKS[_level(ys[i], lo, hi, len(SPARKS))] for i in at)
+            lines.append(f"{pad(key, name)} {spark}  {ys[0]:.3g} → {ys[-1]:.3g}")
+        xlabel = self.options.get("xlabel")
+        if xlabel:
+            lines.append(f"{' ' * name} → {xlabel}")
+        return "\n".join(line for line in lines if line is not None)
+
+    def _points(self) -> dict[str, tuple[list, list]]:
+        out = {}
+        for name, values in self.series.items():
+            if isinstance(values, tuple) and len(values) == 2:
+                out[name] = (list(values[0]), list(values[1]))
+            else:
+                xs = self.x if self.x is not None else range(1, len(values) + 1)
+                out[name] = (list(xs)[: len(values)], list(values))
+        return out
+
+    __call__ = figure
+
+
+AXES = {"xlabel": Text("key", "キー", "键"), "ylabel": Text("query", "クエリ", "查询")}
+
+
+def heat(w, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, **kw) -> Heat:
+    """``w`` (T, S) as a heatmap, for ``plot``; ``title``, ``xlabel``, ``ylabel``, ``vmin``,
+    ``vmax``, ``cmap``, ``annotate`` as ``attnlab.viz.heatmap`` takes them. The axes default to
+    key and query in the lesson's language (the caller's ``LANG``)."""
+    lang = _caller_lang(1)
+    axes = {k: word(lang) for k, word in AXES.items() if k not in kw}
+    return Heat(np.asarray(w, dtype=float), rows, cols, {**axes, **kw})
+
+
+def bars(series: dict[str, Sequence[float]], labels: Sequence[str], **kw) -> Bars:
+    """Grouped bars, one group per label, one bar per series, for ``plot`` (``title``,
+    ``ylabel``)."""
+    return Bars(dict(series), list(labels), kw)
+
+
+def curve(series, x: Sequence[float] | None = None, **kw) -> Curve:
+    """Curves (``{name: values}``, ``{name: (steps, values)}``, or one list of values) over
+    steps ``x`` (default 1, 2, ...), for ``plot`` (``title``, ``xlabel``, ``ylabel``,
+    ``log=True`` for a log scale)."""
+    series = dict(series) if isinstance(series, dict) else {"": list(series)}
+    return Curve(series, x, kw)
+
+
+def plot(name: str, fig: Heat | Bars | Curve | Callable[[], object]) -> None:
+    """Show ``fig`` where the learner is: the image in a Jupyter kernel; elsewhere the text
+    figure and where to get the image (with ``--plots DIR``: ``name.png`` is saved too)."""
+    if _plots["quiet"]:
         return
+    folder = _plots["dir"]
+    if folder is None and _in_kernel():
+        figure = fig()
+        _display_png(_png(figure))
+        if "matplotlib.pyplot" in sys.modules:  # a pyplot figure would show a second time
+            sys.modules["matplotlib.pyplot"].close(figure)
+        return
+    if hasattr(fig, "text"):
+        print(fig.text())
     if folder is not None:
         from ..viz import save
 
-        path = save(draw(), Path(folder) / f"{name}.png")
+        path = save(fig(), Path(folder) / f"{name}.png")
         _plots["written"].append(path)
         print(f"  [plot] {path}")
-        return
-    import matplotlib.pyplot as plt
-    from IPython.display import display  # a Jupyter kernel: IPython is there
-
-    fig = draw()
-    display(fig)
-    plt.close(fig)
+    else:
+        found = re.match(r"lesson(\d+)", name)
+        print(HINT(_caller_lang(1)).format(n=found.group(1) if found else "N"))
 
 
-def heat(w, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, **kw) -> Callable:
-    """A function drawing ``w`` (T, S) as a heatmap, for ``plot``."""
-
-    def draw():
-        from ..viz import heatmap
-
-        return heatmap(np.asarray(w), rows, cols, **kw)
-
-    return draw
+def _png(figure) -> bytes:
+    buf = io.BytesIO()
+    figure.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
 
 
-def bars(series: dict[str, Sequence[float]], labels: Sequence[str], **kw) -> Callable:
-    """A function drawing grouped bars, one group per label, for ``plot``."""
+def _display_png(data: bytes) -> None:
+    from IPython.display import Image, display  # a Jupyter kernel: IPython is there
 
-    def draw():
-        from ..viz import bars as draw_bars
+    display(Image(data=data, format="png"))
 
-        first = next(iter(series.values()))
-        return draw_bars(first, labels, series=series, **kw)
 
-    return draw
+def _caller_lang(depth: int = 1) -> str:
+    """The ``LANG`` of the lesson code that called ``plot`` (its setup cell sets it)."""
+    frame = sys._getframe(depth + 1)
+    return str(frame.f_locals.get("LANG", frame.f_globals.get("LANG", "en")))
+
+
+def _spread(n: int, most: int) -> list[int]:
+    """At most ``most`` indices spread evenly over range(n)."""
+    return list(range(n)) if n <= most else sorted(set(np.linspace(0, n - 1, most).astype(int)))
+
+
+def _labels(names: Sequence[str] | None, n: int, at: list[int]) -> list[str]:
+    return [str(names[i]) if names is not None and i < len(names) else str(i) for i in at]
+
+
+def _level(v: float, lo: float, hi: float, levels: int) -> int:
+    if not np.isfinite(v):
+        return 0
+    return int(np.clip((v - lo) / max(hi - lo, 1e-12) * levels, 0, levels - 1))
+
+
+def _shade(v: float, lo: float, hi: float) -> str:
+    if not np.isfinite(v) or v <= lo:
+        return "·" if np.isfinite(v) else " "
+    return SHADES[1 + _level(v, lo, hi, len(SHADES) - 1)]
+
+
+def _bar(cols: float) -> str:
+    whole, part = int(cols), int((cols - int(cols)) * 8)
+    return "█" * whole + (EIGHTHS[part] if part else "")
+
+
+def _title(options: dict) -> str | None:
+    return options.get("title") or None
+
+
+def _axes(options: dict) -> str:
+    x, y = options.get("xlabel"), options.get("ylabel")
+    return f"   ({y} ↓, {x} →)" if x and y else ""
 
 
 def _in_kernel() -> bool:
@@ -89,7 +299,8 @@ def _in_kernel() -> bool:
 
 @contextmanager
 def plotting(folder: str | Path | None = None, quiet: bool = False):
-    """While inside: ``plot`` saves into ``folder`` (or draws nothing when ``quiet``)."""
+    """While inside: ``plot`` prints text figures and saves PNGs into ``folder`` (or shows
+    nothing when ``quiet``)."""
     saved = dict(_plots)
     _plots.update(dir=folder, quiet=quiet, written=[])
     try:
@@ -98,4 +309,5 @@ def plotting(folder: str | Path | None = None, quiet: bool = False):
         _plots.update(saved)
 
 
-__all__ = ["bars", "heat", "labeled", "matrix", "plot", "plotting", "table"]
+__all__ = ["Bars", "Curve", "Heat", "bars", "curve", "heat", "labeled", "matrix", "plot"]
+__all__ += ["plotting", "table"]

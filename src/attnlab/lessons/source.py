@@ -3,8 +3,10 @@
 ``content/lessonN/code.py`` is a plain script in ``py:percent`` cells. A cell header names
 what the cell is::
 
-    # %% setup                          imports, SEED and LANG (the lesson sets both)
+    # %% setup                          imports, SEED and LANG (the lesson sets both); other
+                                        constants here (BUDGET = 60) can be overridden
     # %% step averaging                 a step: its code runs, then the prose explains it
+    # %% step recap                     a step with no code: only its prose is shown
     # %% exercise query answer=w        the starting code of an exercise (checks variable w)
     # %% exercise head grade=self_attention   ... or one checked by attnlab.grade.check
     # %% solution query                 the worked answer
@@ -26,11 +28,24 @@ what the cell is::
     ## quiz
     ### The question?
     - a) one choice
+      why: why a) is wrong (optional: an indented ``why:`` line under a choice, shown to a
+      learner who picks it)
     - b) another
     answer: b
     The explanation.
+    ### A free-text question?
+    answer: 1e6 | 1,000,000
+    The explanation.
+    ### A review question answered in the learner's own words?
+    model answer: What a good answer says, shown after the learner's; it may go on over
+    the next lines, up to a blank line. With no ``answer:`` line the question is not scored:
+    the learner writes, then compares with the model answer.
 
-Adding a language is adding ``<lang>.md`` files. Reading a lesson computes nothing.
+    The explanation (optional).
+
+The first accepted answer is the one shown to the learner. ``content/lessonN/comments.<lang>.json``
+translates the code's comments (see ``comments``). Adding a language is adding
+``<lang>.md`` (and ``comments.<lang>.json``) files. Reading a lesson computes nothing.
 """
 
 from __future__ import annotations
@@ -45,19 +60,30 @@ CELL = re.compile(r"^# %% (setup|step|exercise|solution|mistake)(?: (\S+))?(.*)$
 
 
 @dataclass(frozen=True)
-class Cell:
+class SourceCell:
     kind: str  # setup, step, exercise, solution, mistake
     id: str  # the step or exercise it belongs to ("" for setup)
     code: str
     options: dict[str, str] = field(default_factory=dict)  # answer=VAR, grade=NAME, or a mistake id
+
+    @property
+    def has_code(self) -> bool:
+        """False for a prose-only step (``# %% step recap`` and nothing under it)."""
+        return bool(self.code.strip())
 
 
 @dataclass(frozen=True)
 class Question:
     question: str
     choices: tuple[str, ...]  # "a) ..." lines; empty for a free-text question
-    answers: tuple[str, ...]  # accepted answers: choice letters, or texts
+    answers: tuple[str, ...]  # accepted answers: choice letters, or texts; empty: not scored
     explanation: str
+    why: tuple[str, ...] = ()  # per choice: why that choice is wrong ("" when not written)
+    model_answer: str = ""  # a free-text question's model answer, shown after the learner's
+
+    @property
+    def scored(self) -> bool:
+        return bool(self.answers)
 
 
 @dataclass(frozen=True)
@@ -77,10 +103,10 @@ def _content(number: int):
 
 
 @cache
-def cells(number: int) -> tuple[Cell, ...]:
+def cells(number: int) -> tuple[SourceCell, ...]:
     """The code cells of lesson ``number``, in file order."""
     text = (_content(number) / "code.py").read_text(encoding="utf-8")
-    found: list[Cell] = []
+    found: list[SourceCell] = []
     header, body = None, []
     for line in [*text.splitlines(), "# %% setup END"]:
         m = CELL.match(line)
@@ -94,10 +120,10 @@ def cells(number: int) -> tuple[Cell, ...]:
     return tuple(found)
 
 
-def _cell(m: re.Match, body: list[str]) -> Cell:
+def _cell(m: re.Match, body: list[str]) -> SourceCell:
     kind, ident, rest = m.group(1), m.group(2) or "", m.group(3).split()
     options = dict(item.split("=", 1) if "=" in item else ("id", item) for item in rest)
-    return Cell(kind, ident, "\n".join(body).strip("\n"), options)
+    return SourceCell(kind, ident, "\n".join(body).strip("\n"), options)
 
 
 def lessons() -> list[int]:
@@ -140,15 +166,33 @@ def prose(number: int, lang: str) -> Prose:
 
 def _question(block: str) -> Question:
     question, _, body = block.partition("\n")
-    choices, answers, explanation = [], (), []
+    choices, why, answers, model, explanation = [], [], (), [], []
+    into = explanation  # where a continuation line goes
     for line in body.strip().splitlines():
         if re.match(r"^- [a-z]\) ", line):
             choices.append(line[2:].strip())
+            why.append("")
+            into = explanation
+        elif choices and re.match(r"^\s+why:", line):
+            why[-1] = line.strip()[4:].strip()
         elif line.startswith("answer:") and not answers:
             answers = tuple(a.strip() for a in line[7:].split("|") if a.strip())
+        elif line.startswith("model answer:"):
+            model.append(line[13:].strip())
+            into = model
+        elif into is model and line.strip():
+            model.append(line.strip())
         else:
+            into = explanation
             explanation.append(line)
-    return Question(question.strip(), tuple(choices), answers, "\n".join(explanation).strip())
+    return Question(
+        question.strip(),
+        tuple(choices),
+        answers,
+        "\n".join(explanation).strip(),
+        tuple(why),
+        " ".join(model).strip(),
+    )
 
 
 def placeholders(text: str) -> set[str]:
@@ -166,9 +210,9 @@ def fill(text: str, values: dict) -> str:
 
 
 __all__ = [
-    "Cell",
     "Prose",
     "Question",
+    "SourceCell",
     "cells",
     "fill",
     "languages",

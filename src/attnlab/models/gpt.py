@@ -57,9 +57,9 @@ class GPTConfig:
         return asdict(self)
 
 
-def _dropout(p: float) -> nn.Module:
-    """Dropout, or nothing at all when p = 0 (one call less per layer when decoding)."""
-    return nn.Dropout(p) if p > 0 else nn.Identity()
+def _drop(x: Tensor, p: float, training: bool) -> Tensor:
+    """Dropout, or nothing at all when p = 0 or evaluating (no call when decoding)."""
+    return F.dropout(x, p, training) if p > 0 and training else x
 
 
 class MLP(nn.Module):
@@ -67,10 +67,10 @@ class MLP(nn.Module):
         super().__init__()
         self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
         self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
-        self.drop = _dropout(cfg.dropout)
+        self.p_drop = cfg.dropout
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.drop(self.proj(F.gelu(self.fc(x))))
+        return _drop(self.proj(F.gelu(self.fc(x))), self.p_drop, self.training)
 
 
 class Block(nn.Module):
@@ -87,14 +87,15 @@ class Block(nn.Module):
         )
         self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.mlp = MLP(cfg)
-        self.drop = _dropout(cfg.dropout)
+        self.p_drop = cfg.dropout
 
     def forward(self, x: Tensor, need_weights: bool = False, cache: KVCache | None = None, cp=None):
         h = self.ln_1(x)
-        kw = {"context_parallel": cp} if cp is not None else {}
-        a = self.attn(h, is_causal=True, need_weights=need_weights, cache=cache, **kw)
+        a = self.attn(
+            h, is_causal=True, need_weights=need_weights, cache=cache, context_parallel=cp
+        )
         a, w = a if need_weights else (a, None)
-        x = x + self.drop(a)
+        x = x + _drop(a, self.p_drop, self.training)
         x = x + self.mlp(self.ln_2(x))
         return x, w
 
@@ -110,7 +111,7 @@ class GPT(nn.Module):
             self.wpe = SinusoidalPositionalEncoding(cfg.n_embd, max_len=cfg.block_size)
         else:
             self.wpe = None  # rotary: positions enter inside attention
-        self.drop = _dropout(cfg.dropout)
+        self.p_drop = cfg.dropout
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
@@ -160,7 +161,7 @@ class GPT(nn.Module):
         if self.wpe is not None:
             pos = None if cp is None else cp.positions(T, idx.device)
             x = self.wpe(x, offset=past, positions=pos)
-        x = self.drop(x)
+        x = _drop(x, self.p_drop, self.training)
         weights = []
         for i, block in enumerate(self.blocks):
             cache = None if caches is None else caches[i]

@@ -11,6 +11,8 @@ between the two. Weights are returned, never stored on the module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -57,6 +59,17 @@ class KVCache:
             self.v = self._vbuf[..., : self._len + T, :]
         self._len += T
         return self.k, self.v
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What one forward call asks of a backend, besides q, k and v."""
+
+    attn_mask: Tensor | None
+    is_causal: bool
+    need_weights: bool
+    cache: KVCache | None
+    cross: bool
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -111,25 +124,42 @@ class MultiHeadAttention(nn.Module):
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Attend from ``x`` ``(B, T, d_model)`` to ``context`` ``(B, S, d_model)`` (default x).
 
-        With ``context_parallel`` (an ``attnlab.nn.ring.ContextParallel``), x is this rank's
-        shard of each sequence: rotary positions are the shard's global ones and attention runs
-        around the ring (self-attention only; no mask but ``is_causal``, no cache, no weights).
+        attn_mask: bool (True = may attend) or float, shaped ``(T, S)``, ``(B, T, S)`` or
+        ``(B, H, T, S)`` (unbatched: ``(T, S)`` or ``(H, T, S)``); combined with ``is_causal``
+        when both are given.
 
         With ``cache`` (self-attention only), x holds the positions after those cached: their
         keys and values are appended, queries attend to everything cached too, and under
         ``is_causal`` the mask is aligned so that new position t sees cached + t + 1 keys.
 
-        attn_mask: bool (True = may attend) or float, shaped ``(T, S)``, ``(B, T, S)`` or
-        ``(B, H, T, S)`` (unbatched: ``(T, S)`` or ``(H, T, S)``); combined with ``is_causal``
-        when both are given.
+        With ``context_parallel`` (an ``attnlab.nn.ring.ContextParallel``), x is this rank's
+        shard of each sequence and attention runs around the ring (the "ring" backend:
+        self-attention only; no mask but ``is_causal``, no cache, no weights, no dropout).
+
         Returns out ``(B, T, d_model)``, and weights ``(B, H, T, S)`` when ``need_weights``.
         """
         unbatched = x.dim() == 2
+        x, kv, attn_mask = self._batched(x, context, attn_mask)
+        q, k, v = self._project(x, kv, cross=context is not None)
+        call = _Call(attn_mask, is_causal, need_weights, cache, cross=context is not None)
+        backend = self._ring if context_parallel is not None else self._local
+        out, weights = backend(q, k, v, call, context_parallel)  # (B, H, T, D), (B, H, T, S)
+        B, H, T, D = out.shape
+        out = F.linear(out.transpose(1, 2).reshape(B, T, H * D), *self._out())  # (B, T, d_model)
         if unbatched:
+            out = out[0]
+            weights = None if weights is None else weights[0]
+        return (out, weights) if need_weights else out
+
+    def _batched(
+        self, x: Tensor, context: Tensor | None, attn_mask: Tensor | None
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Inputs as ``(B, T, d)``, ``(B, S, d)`` and a mask that broadcasts over heads."""
+        if x.dim() == 2:  # unbatched: (T, d), (S, d), mask (T, S) or (H, T, S)
             x = x.unsqueeze(0)
             context = None if context is None else context.unsqueeze(0)
             if attn_mask is not None and attn_mask.dim() == 3:
-                attn_mask = attn_mask.unsqueeze(0)  # unbatched (H, T, S) -> (1, H, T, S)
+                attn_mask = attn_mask.unsqueeze(0)  # (H, T, S) -> (1, H, T, S)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must be (B, T, {self.d_model}), got {tuple(x.shape)}")
         kv = x if context is None else context
@@ -139,42 +169,38 @@ class MultiHeadAttention(nn.Module):
             )
         if attn_mask is not None and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S): same for every head
+        return x, kv, attn_mask
+
+    def _project(self, x: Tensor, kv: Tensor, cross: bool) -> tuple[Tensor, Tensor, Tensor]:
+        """q ``(B, H, T, D)``, k and v ``(B, Hkv, S, D)``: one matmul for self-attention."""
         d, W, b = self.d_model, self.in_proj.weight, self.in_proj.bias
-        if context is None:
-            q, k, v = self.in_proj(x).split([d, self.kv_dim, self.kv_dim], dim=-1)
+        if not cross:
+            q, k, v = F.linear(x, W, b).split([d, self.kv_dim, self.kv_dim], dim=-1)
         else:
             q = F.linear(x, W[:d], None if b is None else b[:d])
-            k, v = F.linear(kv, W[d:], None if b is None else b[d:]).split(
-                [self.kv_dim, self.kv_dim], dim=-1
-            )
-        q = _split_heads(q, self.num_heads)  # (B, H, T, D)
-        k = _split_heads(k, self.num_kv_heads)  # (B, Hkv, S, D)
-        v = _split_heads(v, self.num_kv_heads)  # (B, Hkv, S, D)
-        past = 0
-        if cache is not None:
-            if context is not None:
+            kvb = None if b is None else b[d:]
+            k, v = F.linear(kv, W[d:], kvb).split([self.kv_dim, self.kv_dim], dim=-1)
+        return (
+            _split_heads(q, self.num_heads),
+            _split_heads(k, self.num_kv_heads),
+            _split_heads(v, self.num_kv_heads),
+        )
+
+    def _out(self) -> tuple[Tensor, Tensor | None]:
+        return self.out_proj.weight, self.out_proj.bias
+
+    def _local(self, q, k, v, call: _Call, _cp=None) -> tuple[Tensor, Tensor | None]:
+        """The backend in one process: torch's fused kernel, or the explicit math for weights."""
+        attn_mask, is_causal, past = call.attn_mask, call.is_causal, 0
+        if call.cache is not None:
+            if call.cross:
                 raise ValueError("a KV cache is for self-attention; got a context as well")
-            past = len(cache)
-        if context_parallel is not None:
-            return self._ring(q, k, v, is_causal, context_parallel, (context, attn_mask, cache))
+            past = len(call.cache)
         if self.rotary is not None:
-            q, k = self.rotary(q, offset=past), self.rotary(k, offset=past)
-        if cache is not None:
-            k, v = cache.append(k, v)  # (B, Hkv, past + T, D)
-            if is_causal and past > 0 and q.shape[-2] == 1:
-                is_causal = False  # one new query sees every cached key: no mask at all
-            elif is_causal and past > 0:
-                T_new = q.shape[-2]
-                shifted = torch.ones(T_new, past + T_new, dtype=torch.bool, device=x.device).tril(
-                    past
-                )
-                if attn_mask is None:
-                    attn_mask = shifted
-                elif attn_mask.dtype == torch.bool:
-                    attn_mask = attn_mask & shifted
-                else:
-                    attn_mask = attn_mask.masked_fill(~shifted, float("-inf"))
-                is_causal = False
+            q, k = self.rotary.pair(q, k, offset=past)
+        if call.cache is not None:
+            k, v = call.cache.append(k, v)  # (B, Hkv, past + T, D)
+            attn_mask, is_causal = AF.cached_causal(attn_mask, is_causal, q.shape[-2], past, q)
         result = AF.attention_unchecked(
             q,
             k,
@@ -183,26 +209,21 @@ class MultiHeadAttention(nn.Module):
             dropout_p=self.dropout if self.training else 0.0,
             is_causal=is_causal,
             enable_gqa=self.num_kv_heads != self.num_heads,
-            return_weights=need_weights,
+            return_weights=call.need_weights,
         )
-        out, weights = result if need_weights else (result, None)
-        B, H, T, D = out.shape
-        out = self.out_proj(out.transpose(1, 2).reshape(B, T, H * D))  # (B, T, d_model)
-        if unbatched:
-            out = out[0]
-            weights = None if weights is None else weights[0]
-        return (out, weights) if need_weights else out
+        return result if call.need_weights else (result, None)
 
-    def _ring(self, q, k, v, is_causal: bool, cp, unsupported: tuple) -> Tensor:
-        """Context-parallel attention of this rank's shard (``forward`` with context_parallel)."""
-        if any(u is not None for u in unsupported) or (self.training and self.dropout > 0):
-            raise ValueError("context parallelism supports causal self-attention only, no dropout")
+    def _ring(self, q, k, v, call: _Call, cp) -> tuple[Tensor, None]:
+        """The context-parallel backend: this rank's shard attends around the ring."""
+        unsupported = call.cross or call.attn_mask is not None or call.cache is not None
+        if unsupported or call.need_weights or (self.training and self.dropout > 0):
+            raise ValueError(
+                "context parallelism supports causal self-attention only: no context, mask, "
+                "cache, weights or dropout"
+            )
         if self.rotary is not None:
-            pos = cp.positions(q.shape[-2], q.device)
-            q, k = self.rotary(q, positions=pos), self.rotary(k, positions=pos)
-        out = cp.attend(q, k, v, is_causal)  # (B, H, T_local, D)
-        B, H, T, D = out.shape
-        return self.out_proj(out.transpose(1, 2).reshape(B, T, H * D))
+            q, k = self.rotary.pair(q, k, positions=cp.positions(q.shape[-2], q.device))
+        return cp.attend(q, k, v, call.is_causal), None  # (B, H, T_local, D)
 
     def projections(self) -> dict[str, tuple[Tensor, Tensor | None]]:
         """(weight, bias) of the q, k, v and out projections, as views (nn.Linear layout:

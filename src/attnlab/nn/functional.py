@@ -58,21 +58,37 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, ena
 
 
 def combine_masks(
-    attn_mask: Tensor | None, is_causal: bool, T: int, S: int, like: Tensor
+    attn_mask: Tensor | None, is_causal: bool, T: int, S: int, like: Tensor, offset: int = 0
 ) -> Tensor | None:
     """One mask holding both ``attn_mask`` and the causal constraint (torch accepts only one).
 
     Bool stays bool (logical and); a float mask gets ``-inf`` above the diagonal. ``like`` gives
-    the device and float dtype.
+    the device and float dtype. ``offset`` shifts the diagonal: query t sees keys s <= t + offset
+    (queries that follow ``offset`` cached positions).
     """
     if not is_causal:
         return attn_mask
-    causal = causal_mask(T, S, device=like.device)
+    causal = torch.ones(T, S, dtype=torch.bool, device=like.device).tril(offset)  # (T, S)
     if attn_mask is None:
         return causal
     if attn_mask.dtype == torch.bool:
         return attn_mask & causal
     return attn_mask.to(like.dtype).masked_fill(~causal, float("-inf"))
+
+
+def cached_causal(
+    attn_mask: Tensor | None, is_causal: bool, T: int, past: int, like: Tensor
+) -> tuple[Tensor | None, bool]:
+    """(attn_mask, is_causal) for T new queries after ``past`` cached keys (S = past + T).
+
+    The causal diagonal moves right by ``past``: new query t sees keys 0..past + t. One new
+    query sees every key, so it needs no mask at all (the common decoding step).
+    """
+    if not is_causal or past == 0:
+        return attn_mask, is_causal
+    if T == 1:
+        return attn_mask, False
+    return combine_masks(attn_mask, True, T, past + T, like, offset=past), False
 
 
 def scaled_dot_product_attention(

@@ -65,7 +65,11 @@ class LearnedPositionalEmbedding(nn.Module):
 
 
 class RotaryEmbedding(nn.Module):
-    """Rotate ``x`` ``(..., T, D)`` (queries or keys, per head) by position; D must be even."""
+    """Rotate ``x`` ``(..., T, D)`` (queries or keys, per head) by position; D must be even.
+
+    The angles are computed in float64 once per dtype and device, for as many positions as
+    asked so far (doubling), and sliced afterwards: decoding one token costs two slices.
+    """
 
     def __init__(self, dim: int, base: float = 10000.0):
         super().__init__()
@@ -73,16 +77,56 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"rotary embedding needs an even head width, got {dim}")
         inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)  # (D/2,)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self._tables: dict[tuple, tuple[Tensor, Tensor]] = {}
+
+    def _cos_sin(self, end: int, dtype: torch.dtype, device: torch.device) -> tuple[Tensor, Tensor]:
+        """cos and sin ``(>= end, D/2)`` of the angles of positions 0, 1, ..., in ``dtype``."""
+        key = (dtype, device, self.inv_freq.dtype)
+        have = self._tables.get(key)
+        if have is None or have[0].shape[0] < end:
+            n = max(end, 64, 0 if have is None else 2 * have[0].shape[0])
+            with torch.inference_mode(False), torch.no_grad():  # usable later by autograd too
+                inv = self.inv_freq.to(device=device, dtype=torch.float64)
+                angle = torch.arange(n, dtype=torch.float64, device=device)[:, None] * inv
+                have = (angle.cos().to(dtype), angle.sin().to(dtype))  # (n, D/2) each
+            self._tables[key] = have
+        return have
+
+    def angles(
+        self, T: int, like: Tensor, offset: int = 0, positions: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """cos and sin ``(T, D/2)`` for positions offset..offset+T-1, or ``positions`` ``(T,)``."""
+        if positions is not None:  # explicit positions (a context-parallel shard)
+            positions = positions.to(device=like.device)
+            cos, sin = self._cos_sin(int(positions.max()) + 1, like.dtype, like.device)
+            return cos[positions], sin[positions]
+        cos, sin = self._cos_sin(offset + T, like.dtype, like.device)
+        return cos[offset : offset + T], sin[offset : offset + T]
 
     def forward(self, x: Tensor, offset: int = 0, positions: Tensor | None = None) -> Tensor:
-        T, D = x.shape[-2], x.shape[-1]
-        if D != 2 * self.inv_freq.shape[0]:
-            raise ValueError(f"x must end in D={2 * self.inv_freq.shape[0]}, got {tuple(x.shape)}")
-        if positions is not None:  # explicit positions (a context-parallel shard)
-            pos = positions.to(device=x.device, dtype=torch.float64)
-        else:
-            pos = torch.arange(offset, offset + T, dtype=torch.float64, device=x.device)
-        angle = pos[:, None] * self.inv_freq[None, :]  # (T, D/2)
-        cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
-        x1, x2 = x[..., : D // 2], x[..., D // 2 :]  # (..., T, D/2) each
-        return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (..., T, D)
+        """``positions`` ``(T,)``: explicit positions (a context-parallel shard), else
+        offset..offset+T-1."""
+        self._check(x)
+        return _rotate(x, *self.angles(x.shape[-2], x, offset, positions))
+
+    def pair(
+        self, q: Tensor, k: Tensor, offset: int = 0, positions: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Queries and keys of the same positions rotated with one table look-up."""
+        self._check(q)
+        self._check(k)
+        T, S = q.shape[-2], k.shape[-2]
+        cos, sin = self.angles(max(T, S), q, offset, positions)
+        return _rotate(q, cos[:T], sin[:T]), _rotate(k, cos[:S], sin[:S])
+
+    def _check(self, x: Tensor) -> None:
+        D = 2 * self.inv_freq.shape[0]
+        if x.shape[-1] != D:
+            raise ValueError(f"x must end in D={D}, got {tuple(x.shape)}")
+
+
+def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Rotate-half: feature i pairs with i + D/2; cos, sin ``(T, D/2)``."""
+    D = x.shape[-1]
+    x1, x2 = x[..., : D // 2], x[..., D // 2 :]  # (..., T, D/2) each
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (..., T, D)

@@ -166,6 +166,19 @@ def tiled_attention(
     ``block_size`` defaults to ``default_block_size``; ``workers`` threads (default: CPU count).
     """
     P = _Problem(q, k, v, attn_mask, is_causal, scale, enable_gqa, block_size)
+    if P.dtype == np.float16:  # sums in float32, as GPU kernels keep them; float16 out
+        P.q, P.k, P.v = (a.astype(np.float32) for a in (P.q, P.k, P.v))
+        P.dtype = np.dtype(np.float32)
+        out, lse = _forward(P, workers)
+        out, lse = out.astype(np.float16), lse.astype(np.float16)
+    else:
+        out, lse = _forward(P, workers)
+    out = out.reshape(*P.batch, P.T, P.Ev)
+    return (out, lse.reshape(*P.batch, P.T)) if return_lse else out
+
+
+def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype."""
     N, T, E, Ev, b, dt = P.N, P.T, P.E, P.Ev, P.block, P.dtype
     out = np.zeros((N, T, Ev), dtype=dt)
     lse = np.full((N, T), -np.inf, dtype=dt)
@@ -196,7 +209,9 @@ def tiled_attention(
                 delta = np.where(np.isfinite(m) & (np.abs(m - r) > REBASE), m - r, dt.type(0))
             if delta.any():
                 s -= delta[..., None]
-                acc *= np.exp(-delta)[..., None]
+                # r only moves down before the row's first finite score, when acc is still 0:
+                # scaling by exp(-delta) there could overflow (0 * inf = NaN) and means nothing
+                acc *= np.exp(-np.maximum(delta, 0))[..., None]
                 r += delta
             np.exp(s, out=s)  # p, in place
             acc += s @ v_ext[:, j0:j1]  # (N, bq, bk) @ (N, bk, Ev + 1)
@@ -213,8 +228,7 @@ def tiled_attention(
     if P.S == 0:
         starts = []  # no keys: every row attends to nothing -> zeros
     _map(query_block, starts[::-1], _workers(workers, len(starts)))  # longest (causal) first
-    out = out.reshape(*P.batch, T, Ev)
-    return (out, lse.reshape(*P.batch, T)) if return_lse else out
+    return out, lse
 
 
 def merge_attention(

@@ -1,19 +1,24 @@
-"""``attnlab compare lm``: transformer vs RNN, LSTM, GRU on the same data and time budget.
+"""``attnlab compare lm|seq2seq``: competing models on the same data and time budget.
 
-Fills the course's comparison table with measured numbers: parameters, training tokens/s,
-validation loss and perplexity, and a greedy-free sample from each.
+- ``compare_lm``: transformer vs RNN, LSTM, GRU: parameters, training tokens/s, validation loss
+  and perplexity, and a sample from each (the course's comparison table, measured).
+- ``compare_seq2seq``: every attention kind and the no-attention baseline on dates: exact
+  match on unseen test dates, overall and by input length.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import torch
 
 from ..data import CharTokenizer, TokenData, load_corpus
-from ..models import GPT, CharRNN, GPTConfig, RNNConfig
+from ..data.dates import DateSplits, examples
+from ..models import ATTENTION_KINDS, GPT, CharRNN, GPTConfig, RNNConfig, Seq2Seq, Seq2SeqConfig
 from ..tables import text_table
+from .date_task import DEFAULT_TRAIN, SRC, TGT, DateTask, accuracy
 from .lm import LMTask
 from .trainer import TrainConfig, Trainer
 
@@ -104,3 +109,97 @@ def format_rows(rows: list[LMRow]) -> str:
         for r in rows
     ]
     return text_table(head, body)
+
+
+# ---- seq2seq: attention kinds on dates ---------------------------------------------------
+
+
+BUCKETS = ((0, 10), (11, 15), (16, 20), (21, 25), (26, 99))
+
+
+@dataclass
+class S2SRow:
+    attention: str
+    params: int
+    iters: int
+    seconds: float
+    exact: float
+    char_acc: float
+    by_length: dict[str, float]
+
+
+def compare_seq2seq(
+    budget_seconds: float = 60.0,
+    seed: int = 0,
+    progress: bool = True,
+    kinds=ATTENTION_KINDS,
+    n_test: int = 2000,
+) -> list[S2SRow]:
+    splits = DateSplits.make(seed)
+    test = examples(splits.test[:n_test], seed + 2)
+    task = DateTask(splits, seed, n_val=200)
+    rows = []
+    for kind in kinds:
+        torch.manual_seed(seed)
+        model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
+        train = TrainConfig.from_dict(
+            {
+                **DEFAULT_TRAIN,
+                "max_iters": 10**9,
+                "eval_interval": 10**9,
+                "max_seconds": budget_seconds,
+                "decay_by_time": True,  # the budget is in seconds: decay the LR over it
+                "seed": seed,
+            }
+        )
+        start = time.perf_counter()
+        res = Trainer(train, None, progress=progress).fit(model, task)
+        seconds = time.perf_counter() - start
+        model.eval()
+        acc = accuracy(model, test)
+        by = {}
+        for lo, hi in BUCKETS:
+            part = [p for p in test if lo <= len(p[0]) <= hi]
+            if part:
+                by[f"{lo}-{hi}" if hi < 99 else f"{lo}+"] = accuracy(model, part)["exact_match"]
+        rows.append(
+            S2SRow(
+                kind,
+                model.num_params(),
+                res.iters,
+                seconds,
+                acc["exact_match"],
+                acc["char_acc"],
+                by,
+            )
+        )
+    return rows
+
+
+def format_comparison(rows: list[S2SRow]) -> str:
+    buckets = list(rows[0].by_length) if rows else []
+    head = [
+        "attention",
+        "params",
+        "iters",
+        "train s",
+        "exact",
+        "per char",
+        *[f"len {b}" for b in buckets],
+    ]
+    body = [
+        [
+            r.attention,
+            f"{r.params:,}",
+            str(r.iters),
+            f"{r.seconds:.0f}",
+            f"{100 * r.exact:.2f}%",
+            f"{100 * r.char_acc:.2f}%",
+            *[f"{100 * r.by_length.get(b, float('nan')):.1f}%" for b in buckets],
+        ]
+        for r in rows
+    ]
+    return (
+        text_table(head, body)
+        + "\n(exact match on unseen test dates, by input length in characters)"
+    )

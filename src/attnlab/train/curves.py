@@ -1,9 +1,15 @@
-"""The loss curve of a run, drawn from its log.jsonl."""
+"""The loss curve of a run (``loss.png``), drawn from its log.jsonl.
+
+Part of what a run writes, like its checkpoint: drawn on a bare matplotlib ``Figure`` (no
+pyplot, no backend switch, no ``attnlab.viz``), so training never depends on the plots package.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from ..files import atomic_write
 
 
 def read_log(path: str | Path) -> list[dict]:
@@ -12,12 +18,14 @@ def read_log(path: str | Path) -> list[dict]:
 
 
 def plot_log(log_path: str | Path, out: str | Path) -> Path:
-    from ..viz.heatmap import plt, save
+    """Train and validation loss over iterations, written atomically to ``out`` (PNG)."""
+    from matplotlib.figure import Figure
 
     records = read_log(log_path)
     train = [(r["iter"], r["loss"]) for r in records if "loss" in r]
     val = [(r["iter"], r["val_loss"]) for r in records if "val_loss" in r]
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig = Figure(figsize=(6, 3.6))
+    ax = fig.subplots()
     if train:
         ax.plot(*zip(*train, strict=True), label="train loss", lw=1)
     if val:
@@ -27,4 +35,4 @@ def plot_log(log_path: str | Path, out: str | Path) -> Path:
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return save(fig, out)
+    return atomic_write(out, lambda tmp: fig.savefig(tmp, format="png", dpi=120))

@@ -6,7 +6,6 @@ checkpoint.pt, log.jsonl and loss.png; ``sample``, ``viz gpt`` and ``compare`` l
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from ..data import BUILTIN, CharTokenizer, TokenData, load_corpus
 from ..errors import UserError
 from ..models import GPT, GPTConfig
 from .checkpoint import CheckpointError, load_model
-from .rundir import check_out, check_same, start_run
+from .rundir import check_out, check_same, read_config, start_run
 from .trainer import TrainConfig, Trainer, TrainResult, pick_device
 
 PROBE_LEN = 64  # characters of the probe text whose attention each evaluation records
@@ -121,14 +120,14 @@ class _Plan:
 
 
 def _plan_resume(cfg: LMRunConfig, out: Path, kind: str) -> _Plan:
-    saved = read_config(out)
+    saved = read_config(out, kind)
     check_same("corpus", saved["corpus"], None if cfg.corpus is None else corpus_id(cfg.corpus))
     for key, value in cfg.model.items():
         check_same(key, saved["model"].get(key), value)
     text = load_corpus(saved["corpus"])
     tok = CharTokenizer.load(out / "tokenizer.json")
     train = TrainConfig.from_dict({**saved["train"], **cfg.train})
-    return _Plan(text, tok, saved["model"], train, saved.get("kind", kind), saved["corpus"])
+    return _Plan(text, tok, saved["model"], train, saved["kind"], saved["corpus"])
 
 
 def _plan_new(cfg: LMRunConfig, kind: str) -> _Plan:
@@ -162,9 +161,10 @@ def _check_context_parallel(n: int, block: int) -> None:
         )
 
 
-def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
+def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt", should_stop=None) -> TrainResult:
     """Train (or resume) a character LM into ``cfg.out``. ``build(model_cfg_dict, vocab)`` makes
-    a non-GPT model (the recurrent baselines); by default a GPT.
+    a non-GPT model (the recurrent baselines); by default a GPT. ``should_stop(iters_done)``
+    stops the run as Ctrl-C would (``Trainer``).
 
     Every check (the folder, the corpus, the configs, the device, the corpus length) happens
     before anything is written, and a failed start removes the folder it created."""
@@ -186,21 +186,14 @@ def train_lm(cfg: LMRunConfig, build=None, kind: str = "gpt") -> TrainResult:
         "train": plan.train.to_dict(),
         "corpus": plan.corpus,
     }
-    trainer = Trainer(plan.train, out, extra={"config": record}, progress=cfg.progress)
+    trainer = Trainer(
+        plan.train, out, extra={"config": record}, progress=cfg.progress, should_stop=should_stop
+    )
     with start_run(
         out, record, force=cfg.force, extra=lambda d: plan.tok.save(d / "tokenizer.json")
     ):
         task = LMTask(data, block, plan.train.context_parallel)
         return trainer.fit(model, task, resume=cfg.resume)
-
-
-def read_config(run_dir: str | Path) -> dict:
-    path = Path(run_dir) / "config.json"
-    if not path.is_file():
-        raise UserError(
-            f"{run_dir}: not a run directory (no config.json); train one with 'attnlab train gpt --out {run_dir}'"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def load_run(
@@ -209,13 +202,13 @@ def load_run(
     """The trained model (eval mode), its tokenizer and config from a run directory."""
     run_dir = Path(run_dir)
     cfg = read_config(run_dir)
-    if cfg.get("kind", "gpt") == "seq2seq":
+    if cfg["kind"] == "seq2seq":
         raise UserError(f"{run_dir}: a seq2seq run; use 'attnlab translate {run_dir} TEXT' instead")
     tok = CharTokenizer.load(run_dir / "tokenizer.json")
-    if cfg.get("kind", "gpt") == "gpt":
+    if cfg["kind"] == "gpt":
         model = GPT(GPTConfig.from_dict(cfg["model"]))
     elif build is not None:
         model = build(cfg["model"])
     else:
-        raise CheckpointError(f"{run_dir}: a {cfg.get('kind')!r} run, not a GPT")
+        raise CheckpointError(f"{run_dir}: a {cfg['kind']!r} run, not a GPT")
     return load_model(model, run_dir, device), tok, cfg

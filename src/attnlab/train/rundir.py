@@ -5,6 +5,7 @@
 - Temp files of interrupted writes (``.checkpoint.pt.XXXX.tmp``) are removed at the next start.
 - On resume the log is cut back to the checkpoint's iteration, so log and plot read as one run.
 - Resuming with a different corpus, attention or model setting is an error naming both values.
+- ``read_config`` is the one reader of a run's ``config.json`` (train, sample, translate, explore).
 """
 
 from __future__ import annotations
@@ -20,6 +21,21 @@ from ..errors import UserError
 from ..files import atomic_write_text
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.pt", "log.jsonl", "loss.png")
+
+
+def read_config(run_dir: str | Path, kind: str | None = None) -> dict:
+    """A run's ``config.json``, its ``kind`` always set (runs from before kinds were recorded
+    are GPTs). With ``kind``, a run of another kind is a one-line error."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise UserError(
+            f"{run_dir}: not a run directory (no config.json); train one with "
+            f"'attnlab train {kind or 'gpt'} --out {run_dir}'"
+        )
+    cfg = {"kind": "gpt", **json.loads(path.read_text(encoding="utf-8"))}
+    if kind is not None and cfg["kind"] != kind:
+        raise UserError(f"{run_dir}: a {cfg['kind']!r} run, not a {kind} run")
+    return cfg
 
 
 def clean_stale_temps(folder: Path) -> list[Path]:

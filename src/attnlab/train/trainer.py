@@ -154,14 +154,15 @@ class _Loop:
     bar: Any = None
     it: int = 0
     lr: float = 0.0
-    t0: float = field(default_factory=time.perf_counter)
+    clock: Callable[[], float] = time.perf_counter  # seconds; tests pass a fake one
+    t0: float = 0.0
     eval_seconds: float = 0.0
     tokens: int = 0
     window: tuple[float, int] = (0.0, 0)  # (start time, tokens) since the last log line
 
     def train_seconds(self) -> float:
         """Training time so far, earlier runs included, evaluation excluded."""
-        return self.seconds_before + time.perf_counter() - self.t0 - self.eval_seconds
+        return self.seconds_before + self.clock() - self.t0 - self.eval_seconds
 
 
 class Trainer:
@@ -172,6 +173,9 @@ class Trainer:
     ``kind``) and ``loss.png``; the caller writes ``config.json`` and the tokenizer. ``extra``
     goes into every checkpoint (configs, etc.). SIGINT and SIGTERM finish the step in flight,
     write a checkpoint and return with ``interrupted`` set.
+
+    ``should_stop(iters_done)`` asks for a stop as Ctrl-C would (a checkpoint, ``interrupted``);
+    ``clock`` (default ``time.perf_counter``) is what the budget and tokens/s are measured with.
     """
 
     def __init__(
@@ -181,10 +185,12 @@ class Trainer:
         extra: dict | None = None,
         progress: bool = True,
         should_stop: Callable[[int], bool] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ):
         self.cfg, self.extra, self.progress = cfg, extra or {}, progress
         self.run_dir = None if run_dir is None else Path(run_dir)
-        self.should_stop = should_stop  # tests: simulate an interruption after iteration k
+        self.should_stop = should_stop
+        self.clock = clock
         self._interrupt = False
 
     def fit(self, model: nn.Module, task: Task, resume: bool = False) -> TrainResult:
@@ -230,6 +236,7 @@ class Trainer:
             ids = [device.index] if device.type == "cuda" else None
             wrapped = DistributedDataParallel(model, device_ids=ids)
         loop = _Loop(wrapped, model, task, opt, gen, device, dist, start, seconds)
+        loop.clock, loop.t0 = self.clock, self.clock()
         loop.result = TrainResult(iters=start)
         loop.window = (loop.t0, 0)
         if dist.main:
@@ -256,7 +263,7 @@ class Trainer:
         """Every ``eval_interval`` steps: evaluate, log, checkpoint (not again right on resume)."""
         if loop.it % self.cfg.eval_interval or (resume and loop.it == loop.start):
             return
-        t = time.perf_counter()
+        t = loop.clock()
         ev = self._evaluate(loop, loop.it)
         if loop.dist.main:
             self._write(loop.log, {"kind": "eval", **ev})
@@ -264,7 +271,7 @@ class Trainer:
             self._probe(loop, loop.it)
             if loop.bar is not None:
                 loop.bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
-        spent = time.perf_counter() - t
+        spent = loop.clock() - t
         loop.eval_seconds += spent
         loop.window = (loop.window[0] + spent, loop.window[1])
 
@@ -293,7 +300,7 @@ class Trainer:
     def _log_step(self, loop: _Loop, loss: float) -> None:
         cfg, it = self.cfg, loop.it
         if loop.dist.main and (it % cfg.log_interval == 0 or it == cfg.max_iters - 1):
-            now = time.perf_counter()
+            now = loop.clock()
             tps = loop.window[1] / max(now - loop.window[0], 1e-9)
             loop.window = (now, 0)
             record = {"kind": "step", "iter": it, "loss": round(loss, 5), "lr": loop.lr}

@@ -1,6 +1,7 @@
 """Attention weights as pictures: annotated heatmaps, head grids and simple charts.
 
-All functions return a matplotlib ``Figure`` (Agg backend, nothing is shown) and take the
+All functions return a matplotlib ``Figure`` made with the object API (no pyplot figure, nothing
+is shown, the backend left as it is: a Jupyter kernel keeps its inline backend) and take the
 labels to draw; ``save`` writes a PNG atomically (temp file in the same folder, then rename).
 """
 
@@ -10,13 +11,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # only for callers that draw with it (train.curves)
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from ..files import atomic_write
 from .fonts import needs_cjk, use_cjk_font
@@ -38,7 +37,7 @@ def heatmap(
     col_labels: Sequence[str] | None = None,
     title: str = "",
     annotate: bool | None = None,
-    ax: plt.Axes | None = None,
+    ax: Axes | None = None,
     xlabel: str = "key",
     ylabel: str = "query",
     vmin: float | None = 0.0,
@@ -56,7 +55,8 @@ def heatmap(
     if ax is None:
         width = min(MAX_INCHES[0], max(3.0, 0.55 * S + 1.8))
         height = min(MAX_INCHES[1], max(2.6, 0.5 * T + 1.4))
-        fig, ax = plt.subplots(figsize=(width, height))
+        fig = Figure(figsize=(width, height))
+        ax = fig.subplots()
     else:
         fig = ax.figure
     im = ax.imshow(weights, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -103,7 +103,8 @@ def head_grid(
     key_labels = labels if key_labels is None else key_labels
     _prepare_fonts(labels, key_labels, title)
     panel = min(2.4, (GRID_INCHES - 0.6) / H, (GRID_INCHES - 0.6) / L)  # panels shrink to fit
-    fig, axes = plt.subplots(L, H, figsize=(panel * H + 0.6, panel * L + 0.6), squeeze=False)
+    fig = Figure(figsize=(panel * H + 0.6, panel * L + 0.6))
+    axes = fig.subplots(L, H, squeeze=False)
     for i in range(L):
         for h in range(H):
             ax = axes[i, h]
@@ -129,7 +130,8 @@ def bars(
     """Grouped bar chart: one group per label, one bar per series (default: one series)."""
     series = series if series is not None else {"": list(values)}
     _prepare_fonts(labels, title, ylabel, list(series))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.8 * len(labels) + 2), 3.2))
+    fig = Figure(figsize=(max(4.0, 0.8 * len(labels) + 2), 3.2))
+    ax = fig.subplots()
     width = 0.8 / len(series)
     x = np.arange(len(labels))
     for i, (name, vals) in enumerate(series.items()):
@@ -159,17 +161,28 @@ def compare_weights(got, expected, title: str = "") -> Figure:
     e = np.atleast_2d(np.asarray(expected, dtype=float))
     diff = np.abs(np.nan_to_num(g, nan=np.inf) - e)
     wrong = ~(diff <= 1e-4 + 1e-4 * np.abs(e))
-    fig, axes = plt.subplots(
-        1, 3, figsize=(min(13.0, 3 * 0.5 * e.shape[1] + 4), min(8.0, 0.5 * e.shape[0] + 2))
-    )
+    fig = Figure(figsize=(min(13.0, 3 * 0.5 * e.shape[1] + 4), min(8.0, 0.5 * e.shape[0] + 2)))
+    axes = fig.subplots(1, 3)
     panels = (("yours", g, "viridis"), ("expected", e, "viridis"), ("|difference|", diff, "Reds"))
     for ax, (name, a, cmap) in zip(axes, panels, strict=True):
         heatmap(
             np.where(np.isfinite(a), a, np.nan), title=name, ax=ax, cmap=cmap, annotate=a.size <= 64
         )
         for t, s_ in np.argwhere(wrong):
-            ax.add_patch(plt.Rectangle((s_ - 0.5, t - 0.5), 1, 1, fill=False, ec="red", lw=2))
+            ax.add_patch(Rectangle((s_ - 0.5, t - 0.5), 1, 1, fill=False, ec="red", lw=2))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def alignment(weights, inp: str, out: str, title: str = "") -> Figure:
+    """A seq2seq alignment ``(len(out), len(inp))``: output characters down, input across."""
+    return heatmap(
+        weights, list(out), list(inp), title=title, xlabel="input", ylabel="output", annotate=False
+    )
+
+
+def plot_alignment(weights, inp: str, out: str, path: str, title: str = "") -> Path:
+    """``alignment`` written to ``path`` as a PNG."""
+    return save(alignment(weights, inp, out, title), path)

@@ -81,12 +81,47 @@ print("X", X.shape, "-> Q, K, V", Q.shape, "-> out", out.shape)
 print(f"diff = max|out - theirs| = {diff:.1e}  (float32)")
 plot("lesson1_5_head", heat(A, CHARS, CHARS))
 
+# %% step values
+V_new = V.copy()  # (T, d_head)
+V_new[3] += 1.0  # 月 hands over another vector; its key, and so every weight, stays
+out_new = A @ V_new  # the same weights A as in step 5
+moved = np.abs(out_new - out).max(axis=1)  # (T,): how far each position's output moved
+print("moved   =", labeled(CHARS, moved, 3))
+print("A[:, 3] =", labeled(CHARS, A[:, 3], 3))
+print("np.allclose(moved, A[:, 3]) =", np.allclose(moved, A[:, 3], atol=1e-6))
+
+# %% step learned
+LR = 0.02  # the learning rate: how big a step
+Wq = torch.tensor(W_q, requires_grad=True)  # (d_model, d_head): step 5's W_q, to be learned
+x_light, K_t = torch.from_numpy(X[4]), torch.from_numpy(K)  # the input of 光; the keys
+
+
+def light_row(Wq):
+    """光's attention weights (T,) for the query matrix Wq."""
+    return torch.softmax((x_light @ Wq) @ K_t.T / np.sqrt(d_head), dim=-1)
+
+
+learned = [round(light_row(Wq)[3].item(), 3)]  # the weight 光 gives 月
+for _ in range(2):
+    loss = -torch.log(light_row(Wq)[3])  # small when 光 takes what 月 hands over
+    loss.backward()  # Wq.grad: which way each entry of W_q should move
+    with torch.no_grad():
+        Wq -= LR * Wq.grad  # one step of gradient descent
+        Wq.grad.zero_()
+    learned.append(round(light_row(Wq)[3].item(), 3))
+print("Wq.grad.shape =", tuple(Wq.grad.shape))
+print("the weight of 月 in 光's row, step by step:", learned)
+dW = np.abs(Wq.detach().numpy() - W_q).max()  # the largest change of any entry
+print(f"dW = max|Wq - W_q| = {dW:.3f}")
+
 # %% step cost
 rows = [
     (f"{n:,}", f"{n * n:,}", f"{n * n * 4 / 2**20:,.0f} MiB")
     for n in (1_000, 2_000, 4_000, 8_000, 128_000)
 ]
 print(table(["T", "T × T", "float32"], rows))
+
+# %% step recap
 
 # %% exercise query answer=w
 q = np.array([1.0, 0.0])  # TODO: a query that looks for places and directions

@@ -85,6 +85,65 @@ for trial in (1, 2, 3):
         rows.append((trial, f"T={T}, d={d}", causal, f"{diff:.1e}"))
 print(table(["trial", "T, d", "is_causal", "diff"], rows))
 
+# %% step batch_shapes
+B, H, T4, d = 2, 4, 4, 8  # a batch of 2 sequences, 4 heads, 4 positions, width 8
+rng = np.random.default_rng([SEED, 7])
+q4, k4, v4 = rng.standard_normal((3, B, H, T4, d))  # (B, H, T, d) each
+s4 = q4 @ k4.swapaxes(-1, -2) / np.sqrt(d)  # (B, H, T, T): one score table per sequence and head
+t, s = np.arange(T4)[:, None], np.arange(T4)[None, :]  # query and key positions
+lengths = np.array([4, 2])  # two sentences: 4 tokens, and 2 tokens padded to 4
+masks = {
+    "(T, S)": s <= t,  # causal: the same table for every sequence and head
+    "(B, 1, 1, S)": ref.padding_mask(lengths, T4)[:, None],  # per sequence: its length
+    "(B, 1, T, S)": (s <= t) & ref.padding_mask(lengths, T4)[:, None],  # both at once
+    "(B, H, T, S)": np.stack([(t - s <= np.arange(H)[:, None, None]) & (s <= t)] * B),
+}  # the last: head h sees the last h + 1 positions up to its own, in every sequence
+rows = []
+for name, m in masks.items():
+    ours = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=m)  # bool: True = may attend
+    bias = np.where(m, 0.0, -np.inf)  # the same mask, additive: 0 or -inf, added to the scores
+    added = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=bias)
+    theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (q4, k4, v4, m)))
+    diffs = np.abs(added - ours).max(), np.abs(ours - theirs.numpy()).max()
+    rows.append(
+        (name, m.shape, np.broadcast_shapes(m.shape, s4.shape), *(f"{x:.0e}" for x in diffs))
+    )
+_, w_float = ref.scaled_dot_product_attention(
+    q4, k4, v4, attn_mask=masks["(T, S)"].astype(float), return_weights=True
+)  # the causal mask as 1.0 and 0.0: added to the scores, it hides nothing
+leak = np.triu(w_float, 1).max()  # the largest weight on a future position
+print("q, k, v", q4.shape, "-> scores", s4.shape)
+print(table(["mask", "shape", "broadcast to", "float vs bool", "vs torch"], rows))
+print(f"a 0.0/1.0 float mask: largest weight on the future = {leak:.2f}")
+
+# %% step padding
+keep = ref.padding_mask(lengths, T4)[:, None]  # (B, 1, 1, S): True where key s is a real token
+out4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep)  # (B, H, T, d)
+alone = ref.scaled_dot_product_attention(q4[1, :, :2], k4[1, :, :2], v4[1, :, :2])  # unpadded
+pad_diff = np.abs(out4[1, :, :2] - alone).max()  # sequence 1's real tokens, batched vs alone
+_, w4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep, return_weights=True)
+print("keep[:, 0, 0] =", keep[:, 0, 0].astype(int).tolist())
+print("weights of sequence 1, head 0 =")
+print(matrix(w4[1, 0], 3))
+print(f"pad_diff = max|batched - alone| = {pad_diff:.1e}")
+
+# %% step fully_masked
+left = s >= 2  # (1, S): a sequence padded on the left: keys 0 and 1 are padding
+allowed = torch.from_numpy((s <= t) & left)  # (T, S): query 0 may see no key at all
+scores_t = torch.from_numpy(s4[1, 0])  # (T, S): one head's scores
+with_inf = scores_t.masked_fill(allowed == 0, float("-inf")).softmax(dim=-1)
+with_big = scores_t.masked_fill(allowed == 0, -1e9).softmax(dim=-1)
+ours = ref.softmax(np.where(allowed.numpy(), s4[1, 0], -np.inf))  # attnlab.ref
+print("row 0 with -inf:", with_inf[0].numpy().round(3))
+print("row 0 with -1e9:", with_big[0].numpy().round(3))
+print("row 0, ref     :", ours[0].round(3))
+rest_same = bool(torch.allclose(with_inf[2:], with_big[2:])) and np.allclose(ours[2:], with_big[2:])
+print("rows 2 and 3 the same in all three:", rest_same)
+try:
+    torch.zeros(2, dtype=torch.float16).masked_fill(torch.tensor([True, False]), -1e9)
+except RuntimeError as error:
+    print("float16:", error)
+
 # %% step comparison
 T = 1000
 rnn_path, attention_path = T - 1, 1  # steps between token 1 and token T
@@ -92,6 +151,8 @@ rnn_sequential, attention_sequential = T, 1  # steps that must run one after ano
 print("rnn_path =", rnn_path, "  attention_path =", attention_path)
 print("rnn_sequential =", rnn_sequential, "  attention_sequential =", attention_sequential)
 print("attention scores per head =", T * T)
+
+# %% step recap
 
 
 # %% exercise self_attention grade=self_attention

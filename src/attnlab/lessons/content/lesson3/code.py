@@ -98,6 +98,89 @@ far = np.abs(pe[1000:1090] @ rotation(k, d) - pe[1000 + k : 1090 + k]).max()
 print(f"far = max|PE[1000:1090] R - PE[1003:1093]| = {far:.1e}")
 print(f"PE[1000].min(), PE[1000].max() = {pe[1000].min():.3f}, {pe[1000].max():.3f}")
 
+# %% step mha_module
+import math
+
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention as a PyTorch module: four nn.Linear layers and a reshape."""
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        assert d_model % num_heads == 0, "d_model must split evenly into the heads"
+        self.h, self.d_k = num_heads, d_model // num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model) for _ in range(4))
+
+    def split(self, x):  # (B, T, d_model) -> (B, h, T, d_k)
+        B, T, _ = x.shape
+        return x.view(B, T, self.h, self.d_k).transpose(1, 2)
+
+    def forward(self, query, key, value, mask=None):
+        Q = self.split(self.W_q(query))  # (B, h, T, d_k)
+        K = self.split(self.W_k(key))  # (B, h, S, d_k)
+        V = self.split(self.W_v(value))  # (B, h, S, d_k)
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T, S)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # mask: True = may attend
+        weights = scores.softmax(dim=-1)  # (B, h, T, S)
+        joined = (weights @ V).transpose(1, 2).contiguous()  # (B, T, h, d_k), stored in order
+        B, T = joined.shape[:2]
+        return self.W_o(joined.view(B, T, -1)), weights  # (B, T, d_model), (B, h, T, S)
+
+
+torch.manual_seed(SEED)
+mha = MultiHeadAttention(d_model=512, num_heads=8)
+x = torch.randn(32, 100, 512)  # (B, T, d_model): 32 sequences of 100 tokens
+theirs = nn.MultiheadAttention(512, 8, batch_first=True)  # PyTorch's own, given the same weights
+with torch.no_grad():
+    out, weights = mha(x, x, x)
+    theirs.in_proj_weight.copy_(torch.cat([mha.W_q.weight, mha.W_k.weight, mha.W_v.weight]))
+    theirs.in_proj_bias.copy_(torch.cat([mha.W_q.bias, mha.W_k.bias, mha.W_v.bias]))
+    theirs.out_proj.load_state_dict(mha.W_o.state_dict())
+    out_t, weights_t = theirs(x, x, x, average_attn_weights=False)
+mha_diff = max((out - out_t).abs().max().item(), (weights - weights_t).abs().max().item())
+try:
+    (weights @ mha.split(x)).transpose(1, 2).view(32, 100, 512)  # view without contiguous()
+except RuntimeError as error:
+    view_error = str(error).split(" (")[0]
+print("out", tuple(out.shape), "weights", tuple(weights.shape))
+print(f"mha_diff = largest difference from nn.MultiheadAttention = {mha_diff:.1e}  (float32)")
+print("without contiguous():", view_error)
+
+
+# %% step pe_module
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal encoding to (B, T, d_model) inputs, then applies dropout."""
+
+    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.1):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)  # even columns
+        pe[:, 1::2] = torch.cos(position * div_term)  # odd columns
+        self.register_buffer("pe", pe[None])  # (1, max_len, d_model): saved, never trained
+
+    def forward(self, x):  # (B, T, d_model)
+        return self.dropout(x + self.pe[:, : x.shape[1]])
+
+
+pos_enc = PositionalEncoding(d_model=512)
+pe_diff = np.abs(pos_enc.pe[0, :100].numpy() - ref.sinusoidal_positional_encoding(100, 512)).max()
+pos_enc.eval()  # evaluation: dropout off, the output is exactly x + pe
+exact = torch.equal(pos_enc(x), x + pos_enc.pe[:, :100])
+pos_enc.train()  # training: dropout zeroes about 10% and scales the rest by 1 / 0.9
+dropped = (pos_enc(x) == 0).float().mean().item()
+buffers = [name for name, _ in pos_enc.named_buffers()]
+print("buffers:", buffers, "  parameters:", len(list(pos_enc.parameters())))
+print(f"pe_diff = max|pe[:100] - ref| = {pe_diff:.1e}  (float32)")
+print("eval: output == x + pe:", exact, f"  train: share of zeros = {dropped:.3f}")
+
+# %% step recap
+
 
 # %% exercise heads grade=multi_head_attention
 def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):

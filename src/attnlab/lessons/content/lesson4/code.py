@@ -96,6 +96,9 @@ for word, weight in zip(WORDS, w, strict=True):
 plot("lesson4_5_cat_sat", bars({"sat": w}, WORDS))
 
 
+# %% step recap
+
+
 # %% exercise additive grade=additive_attention
 def additive_attention(query, keys, W_q, W_k, v):
     """query (d_q,), keys (S, d_k) (also the values), W_q (d_q, d_a), W_k (d_k, d_a), v (d_a,)

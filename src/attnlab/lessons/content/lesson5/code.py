@@ -93,6 +93,8 @@ print(table(["rank", *(f"step {s}" for s in range(N))], [[r, *held[r]] for r in 
 print(f"ring_diff = max|ring - full| = {ring_diff:.1e}")
 print("work =", work)
 
+# %% step recap
+
 # %% exercise tiles answer=times compare=structure
 import time
 

@@ -1,6 +1,7 @@
-"""``attnlab check``: every reference function against PyTorch, on random inputs.
+"""The cases behind ``attnlab check``: every reference function against PyTorch, on random inputs.
 
-Each ``Case`` builds float64 inputs, runs attnlab on them and runs an independent torch oracle.
+Each ``Case`` builds float64 inputs, runs attnlab on them and runs an independent torch oracle
+(``attnlab.oracles``).
 In float64 the two must agree to 1e-10; in float32 attnlab's error against the float64 oracle
 may be at most twice that of the same torch oracle run in float32 (``attnlab.parity``).
 The test suite runs these same cases, so the command and the tests can never drift apart.
@@ -16,9 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import ref
+from . import oracles, ref
 from .nn import functional as AF
-from .oracles import torch_mha
 from .parity import Parity, compare, to_numpy
 from .tables import text_table
 
@@ -60,20 +60,20 @@ def run_case(case: Case, dtype: type = np.float64, seed: int = 0) -> Row:
 
     answers = _as_tuple(case.ours(**cast))
     with torch.no_grad():
-        oracles = _as_tuple(case.oracle(**tensors(torch.float64)))
+        expected = _as_tuple(case.oracle(**tensors(torch.float64)))
         naives = (
             _as_tuple(case.oracle(**tensors(_TORCH_DTYPES[np.dtype(dtype)])))
             if dtype != np.float64
-            else (None,) * len(oracles)
+            else (None,) * len(expected)
         )
-    if len(answers) != len(oracles):
+    if len(answers) != len(expected):
         return Row(
             case.function,
             case.name,
             np.dtype(dtype).name,
-            Parity(False, math.inf, 0.0, f"{len(answers)} results, expected {len(oracles)}"),
+            Parity(False, math.inf, 0.0, f"{len(answers)} results, expected {len(expected)}"),
         )
-    results = [compare(a, o, n) for a, o, n in zip(answers, oracles, naives, strict=True)]
+    results = [compare(a, o, n) for a, o, n in zip(answers, expected, naives, strict=True)]
     worst = max(results, key=lambda p: (not p.ok, p.max_abs_err))
     return Row(case.function, case.name, np.dtype(dtype).name, worst)
 
@@ -127,8 +127,8 @@ def _mha_inputs(T: int, S: int, d_model: int = 12) -> Callable[[np.random.Genera
     return make
 
 
-def _torch_mha(query, key, value, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o, mask, causal=False):
-    return torch_mha(
+def _mha_oracle(query, key, value, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o, mask, causal=False):
+    return oracles.torch_mha(
         query,
         key,
         value,
@@ -162,27 +162,6 @@ def _ours_mha(query, key, value, W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o, mask, c
     )
 
 
-def _torch_pe(T: int, d: int, base: float, dtype: torch.dtype) -> torch.Tensor:
-    # The classic formulation: frequencies via exp(-2i * ln(base) / d).
-    pe = torch.zeros(T, d, dtype=dtype)
-    position = torch.arange(T, dtype=dtype)[:, None]
-    div = torch.exp(torch.arange(0, d, 2, dtype=dtype) * (-math.log(base) / d))
-    pe[:, 0::2] = torch.sin(position * div)
-    pe[:, 1::2] = torch.cos(position * div)[:, : d // 2]
-    return pe
-
-
-def _torch_rotary(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    # Independent of the rotate-half code: each pair (x_i, x_{i+D/2}) as one complex number,
-    # multiplied by e^{i * position * theta_i} (RoFormer's complex form).
-    D = x.shape[-1]
-    theta = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # (D/2,)
-    angle = positions.double()[:, None] * theta  # (T, D/2)
-    turn = torch.polar(torch.ones_like(angle), angle)  # e^{i angle}, complex128
-    z = torch.complex(x[..., : D // 2].double(), x[..., D // 2 :].double()) * turn
-    return torch.cat((z.real, z.imag), dim=-1).to(x.dtype)
-
-
 def _rotary_inputs(offset: int):
     def make(rng: np.random.Generator) -> Arrays:
         return {"x": rng.standard_normal((2, 3, 9, 8)), "positions": np.arange(offset, offset + 9)}
@@ -205,21 +184,6 @@ def _score_inputs(d_q=6, d_k=6, d_a=5):
     return make
 
 
-def _torch_scores(kind):
-    def oracle(q, k, W, W_q, W_k, Wc, v):
-        if kind in ("dot", "scaled_dot"):
-            s = torch.einsum("bd,bsd->bs", q, k)
-            return s / math.sqrt(q.shape[-1]) if kind == "scaled_dot" else s
-        if kind == "general":
-            return torch.einsum("bd,de,bse->bs", q, W, k)
-        if kind == "additive":
-            return torch.tanh((q @ W_q)[:, None] + k @ W_k) @ v
-        qk = torch.cat([q[:, None].expand(-1, k.shape[1], -1), k], dim=-1)  # [q; k]
-        return torch.tanh(qk @ Wc) @ v
-
-    return oracle
-
-
 def _ours_scores(kind):
     params = {
         "dot": (),
@@ -234,20 +198,6 @@ def _ours_scores(kind):
         return ref.score(q, k, kind, **{p: given[p] for p in params})
 
     return ours
-
-
-def _torch_causal_mean(x):
-    W = torch.ones(x.shape[-2], x.shape[-2], dtype=x.dtype).tril()
-    return (W / W.sum(-1, keepdim=True)) @ x
-
-
-def _torch_sdpa(q, k, v, attn_mask=None):
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
-
-
-def _torch_safe_softmax(x):
-    dead = torch.isneginf(x).all(-1, keepdim=True)
-    return torch.where(dead, 0.0, torch.softmax(x, -1))
 
 
 def _big_row(rng: np.random.Generator) -> np.ndarray:
@@ -269,48 +219,41 @@ def _ours_tiled_backward(q, k, v, g):
     return ref.tiled_attention_backward(q, k, v, out, lse, g, is_causal=True, block_size=16)
 
 
-def _torch_grads(q, k, v, g):
-    with torch.enable_grad():
-        q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
-        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
-    return q.grad, k.grad, v.grad
-
-
 CASES: list[Case] = [
     Case(
         "softmax",
         "scores x3, one row x1200, one row all -inf",
         lambda r: {"x": _big_row(r)},
         ref.softmax,
-        _torch_safe_softmax,
+        oracles.torch_safe_softmax,
     ),
     Case(
         "causal_mean",
         "(2, 6, 4)",
         lambda r: {"x": r.standard_normal((2, 6, 4))},
         ref.causal_mean,
-        _torch_causal_mean,
+        oracles.torch_causal_mean,
     ),
     Case(
         "scaled_dot_product_attention",
         "B2 H3 T5 S7 E8 Ev6",
         _qkv(),
         ref.scaled_dot_product_attention,
-        _torch_sdpa,
+        oracles.torch_sdpa,
     ),
     Case(
         "scaled_dot_product_attention",
         "bool mask, one fully masked row",
         _with(_qkv(), attn_mask=_mask_with_dead_row),
         ref.scaled_dot_product_attention,
-        _torch_sdpa,
+        oracles.torch_sdpa,
     ),
     Case(
         "scaled_dot_product_attention",
         "float mask",
         _with(_qkv(), attn_mask=lambda r: r.standard_normal((5, 7))),
         ref.scaled_dot_product_attention,
-        _torch_sdpa,
+        oracles.torch_sdpa,
     ),
     Case(
         "scaled_dot_product_attention",
@@ -349,7 +292,7 @@ CASES: list[Case] = [
         "dq, dk, dv vs autograd, causal T=40",
         _with(_qkv(T=40, S=40), g=lambda r: r.standard_normal((2, 3, 40, 6))),
         _ours_tiled_backward,
-        _torch_grads,
+        oracles.torch_sdpa_grads,
     ),
     Case(
         "self_attention",
@@ -364,17 +307,21 @@ CASES: list[Case] = [
         ),
     ),
     Case(
-        "multi_head_attention", "cross T5 S8, key padding", _mha_inputs(5, 8), _ours_mha, _torch_mha
+        "multi_head_attention",
+        "cross T5 S8, key padding",
+        _mha_inputs(5, 8),
+        _ours_mha,
+        _mha_oracle,
     ),
     Case(
         "multi_head_attention",
         "self T6, causal + padding",
         _mha_inputs(6, 6),
         lambda **a: _ours_mha(**a, causal=True),
-        lambda **a: _torch_mha(**a, causal=True),
+        lambda **a: _mha_oracle(**a, causal=True),
     ),
     *[
-        Case("score", kind, _score_inputs(), _ours_scores(kind), _torch_scores(kind))
+        Case("score", kind, _score_inputs(), _ours_scores(kind), oracles.torch_score(kind))
         for kind in ref.SCORES
     ],
     Case(
@@ -385,7 +332,10 @@ CASES: list[Case] = [
             ref.sinusoidal_positional_encoding(50, 16, dtype=like.dtype),
             ref.sinusoidal_positional_encoding(50, 7, dtype=like.dtype),
         ),
-        lambda like: (_torch_pe(50, 16, 1e4, like.dtype), _torch_pe(50, 7, 1e4, like.dtype)),
+        lambda like: (
+            oracles.torch_sinusoidal(50, 16, 1e4, like.dtype),
+            oracles.torch_sinusoidal(50, 7, 1e4, like.dtype),
+        ),
     ),
     *[
         Case(
@@ -393,7 +343,7 @@ CASES: list[Case] = [
             f"(2, 3, 9, 8), positions {offset}..{offset + 8}",
             _rotary_inputs(offset),
             ref.rotary_embedding,
-            _torch_rotary,
+            oracles.torch_rotary,
         )
         for offset in (0, 1000)
     ],

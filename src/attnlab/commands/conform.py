@@ -1,0 +1,74 @@
+"""``attnlab conform TARGET``: the conformance kit on any attention function."""
+
+from __future__ import annotations
+
+NAME = "conform"
+
+
+def add_parser(sub) -> None:
+    from ._args import nonneg_int
+
+    p = sub.add_parser(
+        NAME,
+        help="hold an attention function to torch's SDPA, feature by feature",
+        description="Run the conformance kit on TARGET, a function with torch's SDPA signature "
+        "fn(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, "
+        "enable_gqa=False) on (B, H, T, D) inputs. One row per feature (masks, causal "
+        "alignment, GQA, dtypes, gradients...): pass, fail or unsupported, the worst error "
+        "against the budget (2x torch's own error at that dtype against a float64 reference, "
+        "plus 4 ulps), and for a failure the smallest failing case and where it differs. "
+        "Exit 0 when every supported feature passes, 1 when any fails, 2 when TARGET cannot "
+        "be loaded.",
+    )
+    p.add_argument(
+        "target", metavar="TARGET", help="path/to/file.py:function or package.module:function"
+    )
+    p.add_argument(
+        "--api",
+        choices=["torch", "numpy"],
+        default="torch",
+        help="what q, k, v are: torch tensors (default) or NumPy arrays",
+    )
+    p.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (default text)"
+    )
+    p.add_argument(
+        "--seed", type=nonneg_int, default=0, help="seed for the random inputs (default 0)"
+    )
+    p.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where the inputs live (the reference stays float64 on the CPU)",
+    )
+    p.add_argument(
+        "--features",
+        metavar="IDS",
+        help="comma-separated feature ids to run (default all), e.g. causal,gqa,float16",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"
+    )
+    p.set_defaults(run=run)
+
+
+def run(a) -> int:
+    from ..conform import check_attention, load_target
+    from ..conform.run import check_device
+    from ..files import atomic_write_text
+
+    check_device(a.device, a.api)  # before loading: a missing GPU is one line, not a run
+    fn = load_target(a.target)
+    features = (
+        None if a.features is None else [f.strip() for f in a.features.split(",") if f.strip()]
+    )
+    report = check_attention(
+        fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
+    )
+    text = report.to_json() if a.format == "json" else str(report)
+    if a.output:
+        atomic_write_text(a.output, text + "\n")
+        print(f"{report.summary()}; report written to {a.output}")
+    else:
+        print(text)
+    return 0 if report.passed else 1

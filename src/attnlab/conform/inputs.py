@@ -1,0 +1,128 @@
+"""The inputs of one case: drawn in float64, rounded to the case's dtype, handed to the function
+as torch tensors or NumPy arrays, and kept in float64 exactly as the function saw them (the
+reference is computed from those, so rounding the inputs costs the function nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .cases import Case
+
+TORCH_DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+
+@dataclass
+class Inputs:
+    """``seen``: float64 (and bool) NumPy arrays q, k, v, mask as the function receives them."""
+
+    case: Case
+    seen: dict[str, np.ndarray]
+
+    def kwargs(self, mask: object) -> dict:
+        """Keyword arguments of the call: only those that differ from torch's defaults, plus
+        ``scale`` (passed explicitly except in the default_scale feature)."""
+        c = self.case
+        kw: dict = {}
+        if mask is not None:
+            kw["attn_mask"] = mask
+        if c.causal:
+            kw["is_causal"] = True
+        if c.scale_value() is not None:
+            kw["scale"] = c.scale_value()
+        if c.gqa:
+            kw["enable_gqa"] = True
+        return kw
+
+
+def _bool_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> np.ndarray:
+    m = rng.random(shape) < 0.6
+    rows = ~m.any(axis=-1)  # make sure every row sees a key ...
+    m[rows, rng.integers(0, shape[-1], size=int(rows.sum()))] = True
+    if dead:  # ... except the rows chosen to see none
+        m[..., 1, :] = False
+        m[(0,) * (m.ndim - 2) + (-1,)] = False
+    return m
+
+
+def _float_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> np.ndarray:
+    blocked = ~_bool_mask(rng, shape, dead)
+    m = rng.standard_normal(shape) * 2.0
+    m[blocked] = -np.inf
+    return m
+
+
+def draw(case: Case, rng: np.random.Generator) -> Inputs:
+    """Float64 inputs for ``case``, already rounded to its dtype (and back)."""
+    sh = case.shapes()
+    raw = {
+        "q": rng.standard_normal(sh["q"]) * case.qk_std,
+        "k": rng.standard_normal(sh["k"]) * case.qk_std,
+        "v": rng.standard_normal(sh["v"]) + case.v_mean,
+    }
+    if case.negative_rows:  # rows whose largest score is about -1e4: exp(-max) overflows
+        raw["k"] = np.abs(raw["k"])
+        raw["q"][..., ::2, :] = -np.abs(raw["q"][..., ::2, :])
+    if case.mask == "bool":
+        raw["mask"] = _bool_mask(rng, sh["mask"], case.dead_rows)
+    elif case.mask == "float":
+        raw["mask"] = _float_mask(rng, sh["mask"], case.dead_rows)
+    if case.grads:
+        raw["grad_out"] = rng.standard_normal((*sh["q"][:-1], case.dv))
+    tdt = TORCH_DTYPES[case.dtype]
+    seen = {
+        n: a if a.dtype == bool else torch.from_numpy(a).to(tdt).double().numpy()
+        for n, a in raw.items()
+    }
+    return Inputs(case, seen)
+
+
+def _strided_np(x: np.ndarray, name: str) -> np.ndarray:
+    """The same values as a non-contiguous view: q transposed from (B, T, H, D), k sliced from
+    a wider array (the rest NaN, so reading past the view shows), v transposed in its last two."""
+    if name == "q":
+        return np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+    if name == "k":
+        wide = np.full((*x.shape[:-1], 2 * x.shape[-1]), np.nan, dtype=x.dtype)
+        wide[..., : x.shape[-1]] = x
+        return wide[..., : x.shape[-1]]
+    return np.ascontiguousarray(x.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def as_numpy(inp: Inputs) -> dict[str, np.ndarray]:
+    """q, k, v, mask as NumPy arrays in the case's dtype (for ``--api numpy``)."""
+    dt = np.dtype(inp.case.dtype)
+    out = {}
+    for n in ("q", "k", "v", "mask"):
+        a = inp.seen.get(n)
+        if a is None:
+            continue
+        a = a if a.dtype == bool else a.astype(dt)
+        out[n] = _strided_np(a, n) if inp.case.layout == "strided" and n != "mask" else a
+    return out
+
+
+def as_torch(inp: Inputs, device: str) -> dict[str, torch.Tensor]:
+    """q, k, v, mask (and grad_out) as tensors in the case's dtype on ``device``; for a
+    ``strided`` case q, k, v are views built as in ``_strided_np``."""
+    tdt = TORCH_DTYPES[inp.case.dtype]
+    out = {}
+    for n, a in inp.seen.items():
+        t = torch.from_numpy(a)
+        out[n] = t.to(device) if a.dtype == bool else t.to(device=device, dtype=tdt)
+    if inp.case.layout == "strided":
+        q, k, v = out["q"], out["k"], out["v"]
+        out["q"] = q.transpose(1, 2).contiguous().transpose(1, 2)
+        wide = torch.full((*k.shape[:-1], 2 * k.shape[-1]), float("nan"), dtype=tdt, device=device)
+        wide[..., : k.shape[-1]] = k
+        out["k"] = wide[..., : k.shape[-1]]
+        out["v"] = v.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return out

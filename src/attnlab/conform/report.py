@@ -1,0 +1,146 @@
+"""The conformance report: one row per feature, as text, JSON and HTML (every text escaped)."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+from ..tables import text_table
+
+PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
+
+
+@dataclass
+class Failure:
+    """The smallest failing case of a feature and where its output differs."""
+
+    case: str  # shapes, mask, dtype, arguments
+    message: str  # what went wrong (error vs budget, an exception, NaN, a shape)
+    where: str = ""  # which rows / heads / batches differ
+
+
+@dataclass
+class FeatureResult:
+    id: str
+    title: str
+    status: str  # pass, fail or unsupported
+    error: float = 0.0  # worst max |error| over the feature's cases (relative to budget)
+    budget: float = 0.0  # the tolerance for that case
+    cases: int = 0  # how many cases ran
+    failure: Failure | None = None
+    note: str = ""  # why unsupported, or which cases were refused
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for key in ("error", "budget"):  # JSON has no infinity
+            d[key] = d[key] if math.isfinite(d[key]) else None
+        return d
+
+
+@dataclass
+class Report:
+    target: str
+    api: str
+    device: str
+    seed: int
+    torch: str
+    features: list[FeatureResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Every supported feature passed (unsupported ones are listed, not counted), and at
+        least one did: a function that refuses every case has shown nothing."""
+        return not self.failed and any(f.status == PASS for f in self.features)
+
+    @property
+    def failed(self) -> list[FeatureResult]:
+        return [f for f in self.features if f.status == FAIL]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(f.status == s for f in self.features) for s in (PASS, FAIL, UNSUPPORTED)}
+
+    def __getitem__(self, feature_id: str) -> FeatureResult:
+        for f in self.features:
+            if f.id == feature_id:
+                return f
+        raise KeyError(feature_id)
+
+    def to_dict(self) -> dict:
+        return {
+            "target": self.target,
+            "api": self.api,
+            "device": self.device,
+            "seed": self.seed,
+            "torch": self.torch,
+            "passed": self.passed,
+            "counts": self.counts(),
+            "features": [f.to_dict() for f in self.features],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def summary(self) -> str:
+        c = self.counts()
+        text = f"{c[PASS]} passed, {c[FAIL]} failed, {c[UNSUPPORTED]} unsupported"
+        if not c[PASS] and not c[FAIL]:
+            text += " (nothing was checked: is the signature torch's SDPA signature?)"
+        return text
+
+    def __str__(self) -> str:
+        head = (
+            f"attnlab conform {self.target} (api {self.api}, device {self.device}, "
+            f"seed {self.seed}, torch {self.torch})"
+        )
+        rows = [
+            [f.id, f.status, _num(f.error), _num(f.budget), str(f.cases), f.title]
+            for f in self.features
+        ]
+        table = text_table(["feature", "status", "worst error", "budget", "cases", "what"], rows)
+        lines = [head, "", table, ""]
+        for f in self.features:
+            if f.failure is not None:
+                lines.append(f"FAIL {f.id}: {f.failure.message}")
+                lines.append(f"  smallest failing case: {f.failure.case}")
+                if f.failure.where:
+                    lines.append(f"  differs at: {f.failure.where}")
+            elif f.status == UNSUPPORTED or f.note:
+                lines.append(f"{f.status.upper()} {f.id}: {f.note}")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        head = (
+            f"<p><b>attnlab conform</b> {e(self.target)} (api {e(self.api)}, device "
+            f"{e(self.device)}, seed {self.seed}, torch {e(self.torch)}): {e(self.summary())}</p>"
+        )
+        colour = {PASS: "#1a7f37", FAIL: "#cf222e", UNSUPPORTED: "#6e7781"}
+        rows = []
+        for f in self.features:
+            detail = f.note
+            if f.failure is not None:
+                detail = f"{f.failure.message}; smallest failing case: {f.failure.case}"
+                detail += f"; differs at: {f.failure.where}" if f.failure.where else ""
+            rows.append(
+                f"<tr><td>{e(f.id)}</td>"
+                f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.status)}</td>'
+                f"<td>{e(_num(f.error))}</td><td>{e(_num(f.budget))}</td>"
+                f"<td>{e(f.title)}</td><td>{e(detail)}</td></tr>"
+            )
+        return (
+            head + "<table><thead><tr><th>feature</th><th>status</th><th>worst error</th>"
+            "<th>budget</th><th>what</th><th>detail</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+        )
+
+
+def _num(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.2e}" if x else "0"

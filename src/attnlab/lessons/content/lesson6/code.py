@@ -1,0 +1,364 @@
+# Lesson 6: the Transformer block and a language model, trained live.
+# The prose of each step is in en.md, ja.md and zh.md beside this file.
+
+# %% setup
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnlab.data import CharTokenizer, TokenData, load_corpus
+from attnlab.lessons import check_answer, quiz
+from attnlab.lessons.show import bars, heat, plot, table
+from attnlab.models import GPT, CharRNN, GPTConfig, RNNConfig
+from attnlab.models.gpt import Block as GPTBlock
+from attnlab.nn import MultiHeadAttention
+from attnlab.train import LMTask, TrainConfig, Trainer
+
+SEED = 0
+LANG = "en"
+BUDGET = 15  # seconds of training, for each model that trains
+LABELS = {  # figure titles and axis labels, in the lesson's language
+    "en": [
+        "encoder (BERT): sees both sides",
+        "decoder (GPT): sees only the past",
+        "query",
+        "key",
+        "training step",
+        "loss (nats)",
+        "train (smoothed)",
+        "validation",
+        "layer",
+        "head",
+    ],
+    "ja": [
+        "エンコーダ（BERT）：両側を見る",
+        "デコーダ（GPT）：過去だけを見る",
+        "クエリ",
+        "キー",
+        "学習ステップ",
+        "損失（nats）",
+        "学習（平滑化）",
+        "検証",
+        "層",
+        "ヘッド",
+    ],
+    "zh": [
+        "编码器（BERT）：看两侧",
+        "解码器（GPT）：只看过去",
+        "查询",
+        "键",
+        "训练步数",
+        "损失（nats）",
+        "训练（平滑）",
+        "验证",
+        "层",
+        "头",
+    ],
+}[LANG]
+torch.manual_seed(SEED)
+torch.set_num_threads(1)  # models this small train fastest on one core
+
+# %% step block
+C, H, T = 32, 4, 8  # width, heads, positions
+
+
+class FeedForward(nn.Module):
+    def __init__(self, C):
+        super().__init__()
+        self.fc, self.proj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+
+    def forward(self, x):  # (B, T, C) -> (B, T, C), each position on its own
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, C, H):
+        super().__init__()
+        self.ln_1, self.attn = nn.LayerNorm(C), MultiHeadAttention(C, H)
+        self.ln_2, self.mlp = nn.LayerNorm(C), FeedForward(C)
+
+    def forward(self, x, mask=None):  # mask (T, T): True = may attend
+        x = x + self.attn(self.ln_1(x), attn_mask=mask)  # residual: add what attention found
+        return x + self.mlp(self.ln_2(x))  # residual: add what the feed-forward layer made
+
+
+block = Block(C, H)
+x = torch.randn(2, T, C)  # (B, T, C): two sequences of 8 positions
+normed = block.ln_1(x)  # each position's vector: mean 0, spread 1
+ln_mean = normed.mean(-1).abs().max().item()
+ln_std = normed.std(-1, unbiased=False).mean().item()
+theirs = GPTBlock(GPTConfig(n_embd=C, n_head=H))  # the block attnlab's GPT stacks
+block.load_state_dict(theirs.state_dict())  # the same parameter names: the same weights
+causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+same_as_gpt = (block(x, causal) - theirs(x)[0]).abs().max().item()
+stack = nn.ModuleList(Block(C, H) for _ in range(12))  # stacking: twelve blocks
+
+
+def through(x, residual=True):
+    for b in stack:
+        a = b.attn(b.ln_1(x), attn_mask=causal)
+        x = x + a if residual else a
+        m = b.mlp(b.ln_2(x))
+        x = x + m if residual else m
+    return x
+
+
+grads = []
+for residual in (True, False):
+    x0 = x.clone().requires_grad_()
+    through(x0, residual).pow(2).mean().backward()
+    grads.append(x0.grad.norm().item())  # how much reaches the input, 24 layers down
+grad_res, grad_plain = grads
+n_block = sum(p.numel() for p in block.parameters())
+print("block(x).shape =", tuple(block(x).shape), " parameters:", n_block)
+print(f"after LayerNorm: |mean| <= {ln_mean:.1e}, std = {ln_std:.3f}")
+print(f"our block vs attnlab's GPT block: max difference {same_as_gpt:.1e}")
+print(
+    f"gradient at the input of 12 blocks: with residuals {grad_res:.2e}, without {grad_plain:.2e}"
+)
+
+# %% step encoder_decoder
+full = torch.ones(T, T, dtype=torch.bool)  # encoder (BERT): every position sees every other
+masks = {"encoder": full, "decoder": causal}  # decoder (GPT): position t sees 0..t
+x2 = x.clone()
+x2[:, -1] = torch.randn(C)  # a new vector at the last position, nothing else changed
+moved, weights = {}, {}
+with torch.no_grad():
+    for name, mask in masks.items():
+        diff = (block(x2, mask) - block(x, mask)).abs().amax(-1)[0]  # (T,): how far each moved
+        moved[name] = int((diff > 1e-6).sum())
+        _, w = block.attn(block.ln_1(x), attn_mask=mask, need_weights=True)  # (B, H, T, T)
+        weights[name] = w[0, 0].numpy()
+print(
+    table(
+        ["", "mask", "positions changed"],
+        [
+            (name, "all True" if name == "encoder" else "lower triangle", f"{moved[name]} / {T}")
+            for name in masks
+        ],
+    )
+)
+moved_enc, moved_dec = moved["encoder"], moved["decoder"]
+plot(
+    "lesson6_2_encoder",
+    heat(weights["encoder"], title=LABELS[0], ylabel=LABELS[2], xlabel=LABELS[3]),
+)
+plot(
+    "lesson6_2_decoder",
+    heat(weights["decoder"], title=LABELS[1], ylabel=LABELS[2], xlabel=LABELS[3]),
+)
+
+# %% step language_model
+text = load_corpus()  # the built-in corpus: Python's reference manual, shipped with Python
+tok = CharTokenizer.from_text(text)
+data = TokenData.from_text(text, tok)  # 90% to train on, 10% to validate
+BLOCK = 64  # characters of context
+xb, yb = data.batch("train", 1, 12, torch.Generator().manual_seed(SEED))
+print("x:", repr(tok.decode(xb[0])))
+print("y:", repr(tok.decode(yb[0])), " (x shifted by one: the next character at each position)")
+cfg = GPTConfig(vocab_size=tok.vocab_size, block_size=BLOCK, n_layer=2, n_head=4, n_embd=64)
+torch.manual_seed(SEED)
+model = GPT(cfg)
+with torch.no_grad():
+    loss0 = model(*data.batch("val", 16, BLOCK, torch.Generator().manual_seed(SEED)))[1].item()
+vocab, n_chars, n_params = tok.vocab_size, len(text), model.num_params()
+log_vocab = math.log(vocab)
+print(f"{n_chars:,} characters, vocabulary {vocab}, GPT with {n_params:,} parameters")
+print(f"untrained loss {loss0:.3f}; ln(vocabulary) = {log_vocab:.3f}")
+
+# %% step train_gpt
+train = TrainConfig(
+    max_iters=10**9,  # the clock stops training, not a step count
+    max_seconds=BUDGET,
+    decay_by_time=True,  # the learning rate decays over the time budget
+    batch_size=32,
+    lr=3e-3,
+    min_lr=3e-4,
+    warmup_iters=20,
+    eval_interval=100,
+    eval_iters=8,
+    log_interval=10**9,
+    seed=SEED,
+)
+task = LMTask(data, BLOCK)
+result = Trainer(train, None, progress=False).fit(model, task)
+evals = result.evals  # one every 100 steps, and one at the end
+losses = np.array(result.train_losses)
+smooth = np.convolve(losses, np.ones(20) / 20, mode="valid") if len(losses) >= 20 else losses
+first, last = evals[0]["val_loss"], evals[-1]["val_loss"]
+steps, seconds, speed = result.iters, result.seconds, result.tokens_per_s
+print(f"{steps} steps in {seconds:.1f} s, {speed:,.0f} characters/s")
+print(
+    table(
+        ["step", "train loss", "val loss", "val perplexity"],
+        [
+            (e["iter"], f"{e['train_loss']:.3f}", f"{e['val_loss']:.3f}", f"{e['val_ppl']:.2f}")
+            for e in evals
+        ],
+    )
+)
+
+
+def loss_curve():
+    from matplotlib.figure import Figure
+
+    from attnlab.viz import use_cjk_font
+
+    if LANG != "en":
+        use_cjk_font()  # CJK labels need a CJK font
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
+    ax.plot(np.arange(len(smooth)) + len(losses) - len(smooth), smooth, lw=1, label=LABELS[6])
+    ax.plot([e["iter"] for e in evals], [e["val_loss"] for e in evals], "o-", label=LABELS[7])
+    ax.set_xlabel(LABELS[4])
+    ax.set_ylabel(LABELS[5])
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+plot("lesson6_4_loss", loss_curve)
+
+# %% step perplexity
+counts = torch.bincount(data.train, minlength=vocab).double()
+p = counts / counts.sum()  # how often each character occurs
+unigram = -(p[p > 0] * p[p > 0].log()).sum().item()  # the best loss without any context
+ppl_uniform, ppl_unigram = vocab, math.exp(unigram)
+ppl_start, ppl_final = math.exp(loss0), math.exp(last)
+ppl = {
+    "uniform guess": ppl_uniform,
+    "character frequencies": ppl_unigram,
+    "untrained GPT": ppl_start,
+    "trained GPT": ppl_final,
+}
+print(table(["model", "perplexity"], [(name, f"{v:.2f}") for name, v in ppl.items()]))
+
+# %% step temperature
+model.eval()
+prompt = "The "
+ids = torch.tensor([tok.encode(prompt)])
+with torch.no_grad():
+    logits = model(ids)[0][0, -1]  # (vocab,): the scores for the character after the prompt
+spread = {}
+for temp in (0.5, 1.0, 2.0):
+    probs = torch.softmax(logits / temp, -1)
+    spread[temp] = (probs.max().item(), -(probs * probs.log()).sum().item())
+samples = {}
+for temp in (0.0, 0.5, 1.0, 1.5):  # 0: always the most likely character
+    g = torch.Generator().manual_seed(SEED)
+    new = torch.cat(list(model.generate(ids, 80, temperature=temp, generator=g)))
+    samples[temp] = prompt + tok.decode(new.tolist())
+for temp, s in samples.items():
+    print(f"T = {temp}: {s!r}")
+(top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
+print(
+    table(
+        ["T", "top probability", "entropy (nats)"],
+        [(temp, f"{top:.2f}", f"{h:.2f}") for temp, (top, h) in spread.items()],
+    )
+)
+
+# %% step heads
+probe = data.val[:40]  # 40 characters the model never trained on
+with torch.no_grad():
+    _, _, attn = model(probe[None], need_weights=True)  # per layer: (1, H, T, T)
+w_all = torch.stack([a[0] for a in attn]).numpy()  # (L, H, T, T)
+prev = np.array([[np.diagonal(w, -1).mean() for w in layer] for layer in w_all])  # (L, H)
+layer, head = (int(i) for i in np.unravel_index(prev.argmax(), prev.shape))
+prev_best, prev_mean = prev[layer, head], prev.mean()
+chars = ["␣" if c == " " else "⏎" if c == "\n" else c for c in tok.decode(probe)]
+w_head = w_all[layer, head]
+print(f"weight on the previous character, per (layer, head):\n{np.round(prev, 2)}")
+print(f"layer {layer}, head {head}: each character and the one it attends to most")
+print(" ".join(f"{chars[t]}<{chars[w_head[t].argmax()]}" for t in range(1, 16)))
+plot(
+    "lesson6_7_head",
+    heat(
+        w_head[:24, :24],
+        chars[:24],
+        chars[:24],
+        title=f"{LABELS[8]} {layer} · {LABELS[9]} {head}",
+        ylabel=LABELS[2],
+        xlabel=LABELS[3],
+    ),
+)
+
+# %% step rnn_table
+torch.manual_seed(SEED)
+rnns = {  # each with one recurrent layer, about as many parameters as the GPT
+    kind: CharRNN(RNNConfig(kind, vocab, n_embd=32, n_hidden=n, n_layer=1, block_size=BLOCK))
+    for kind, n in (("rnn", 256), ("lstm", 128), ("gru", 148))
+}
+rows = {"gpt": (model, result)}
+for kind, rnn in rnns.items():
+    rows[kind] = (rnn, Trainer(train, None, progress=False).fit(rnn, task))  # the same budget
+measured = {
+    kind: {
+        "params": m.num_params(),
+        "steps": r.iters,
+        "speed": r.tokens_per_s,
+        "loss": r.evals[-1]["val_loss"],
+        "ppl": math.exp(r.evals[-1]["val_loss"]),
+    }
+    for kind, (m, r) in rows.items()
+}
+print(
+    table(
+        ["model", "parameters", "steps", "characters/s", "val loss", "val perplexity"],
+        [
+            (
+                k,
+                f"{v['params']:,}",
+                v["steps"],
+                f"{v['speed']:,.0f}",
+                f"{v['loss']:.3f}",
+                f"{v['ppl']:.2f}",
+            )
+            for k, v in measured.items()
+        ],
+    )
+)
+best = min(measured, key=lambda k: measured[k]["ppl"])
+params = {kind: v["params"] for kind, v in measured.items()}
+ppls = {kind: v["ppl"] for kind, v in measured.items()}
+plot("lesson6_8_table", bars({"ppl": [v["ppl"] for v in measured.values()]}, list(measured)))
+xv, yv = data.batch("val", 8, BLOCK, torch.Generator().manual_seed(SEED))
+reach = {}
+for kind, rnn in rnns.items():  # backpropagation through time, measured
+    emb = rnn.emb(xv).detach().requires_grad_()  # (B, T, n_embd): one input per time step
+    h, _ = rnn.rnn(emb)  # (B, T, n_hidden)
+    F.cross_entropy(rnn.head(h[:, -1]), yv[:, -1]).backward()  # the last prediction's loss only
+    g = emb.grad.norm(dim=(0, 2))  # (T,): how much of its gradient reached each time step
+    reach[kind] = (g[-33] / g[-1]).item()  # 32 steps back, relative to the last step
+print("gradient 32 steps back / at the last step:", {k: f"{v:.1e}" for k, v in reach.items()})
+
+# %% step recap
+
+
+# %% exercise ppl_from_losses answer=ppl_ex
+losses_ex = np.array([2.1, 0.4, 1.3, 3.0, 0.9])  # one loss per predicted character (nats)
+ppl_ex = losses_ex.mean()  # TODO: this is the mean loss, not the perplexity
+
+# %% solution ppl_from_losses
+losses_ex = np.array([2.1, 0.4, 1.3, 3.0, 0.9])  # one loss per predicted character (nats)
+ppl_ex = np.exp(losses_ex.mean())  # e to the mean loss
+
+# %% mistake ppl_from_losses mean_of_exp
+losses_ex = np.array([2.1, 0.4, 1.3, 3.0, 0.9])
+ppl_ex = np.exp(losses_ex).mean()
+
+# %% exercise sharpen answer=probs_ex
+scores_ex = torch.tensor([2.0, 1.0, 0.5, -1.0])  # the model's scores for four characters
+probs_ex = torch.softmax(scores_ex, -1)  # TODO: the probabilities at temperature 0.5
+
+# %% solution sharpen
+scores_ex = torch.tensor([2.0, 1.0, 0.5, -1.0])  # the model's scores for four characters
+probs_ex = torch.softmax(scores_ex / 0.5, -1)  # a low temperature divides by less than 1: sharper
+print(probs_ex)
+
+# %% mistake sharpen multiplied
+scores_ex = torch.tensor([2.0, 1.0, 0.5, -1.0])
+probs_ex = torch.softmax(scores_ex * 0.5, -1)

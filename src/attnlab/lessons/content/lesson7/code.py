@@ -1,0 +1,168 @@
+# Lesson 7: seq2seq with attention, trained live on dates.
+# The prose of each step is in en.md, ja.md and zh.md beside this file.
+
+# %% setup
+import numpy as np
+import torch
+
+from attnlab.data.dates import EOS, FORMATS, SOS, DateSplits, examples
+from attnlab.lessons import check_answer, quiz
+from attnlab.lessons.show import bars, heat, plot, table
+from attnlab.models import Seq2Seq, Seq2SeqConfig, sequence_loss
+from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch, translate
+
+SEED = 0
+LANG = "en"
+BUDGET = 22  # seconds of training, for each of the three models
+KINDS = ["none", "bahdanau", "luong-general"]
+LABELS = {  # figure titles and axis labels, in the lesson's language
+    "en": ["exact match on unseen dates, by input length", "exact match", "input", "output"],
+    "ja": ["未知の日付での完全一致率（入力の長さ別）", "完全一致率", "入力", "出力"],
+    "zh": ["未见过的日期上的完全匹配率（按输入长度）", "完全匹配率", "输入", "输出"],
+}[LANG]
+torch.set_num_threads(1)  # models this small train fastest on one core
+
+# %% step seq2seq_model
+splits = DateSplits.make(SEED)  # dates split before any text is made
+pairs = examples(splits.train[:5], SEED)
+for source_text, target in pairs:
+    print(f"{source_text!r:32} -> {target!r}")
+torch.manual_seed(SEED)
+model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention="bahdanau"))
+src, src_len, tgt_in, tgt_out = encode_batch(pairs)
+states, s = model.encode(src, src_len)  # (B, S, 2H) encoder states, (B, 2H) first decoder state
+y = torch.full((len(pairs),), TGT.index[SOS])  # every answer starts with <sos>
+step_logits, s1, _, w1 = model.step(y, s, torch.zeros_like(s), states, src_len, s)
+width = s.shape[-1]  # the one vector a decoder without attention gets
+print("encoder states", tuple(states.shape), " decoder state", tuple(s.shape))
+print("one decoder step: logits", tuple(step_logits.shape), " weights", tuple(w1.shape))
+print("weights of example 0 sum to", round(w1[0].sum().item(), 6))
+
+# %% step teacher_forcing
+print("decoder input :", [TGT.chars[i] if i > 2 else "<sos>" for i in tgt_in[0].tolist()])
+print("target output :", [TGT.chars[i] if i > 2 else "<eos>" for i in tgt_out[0].tolist()])
+with torch.no_grad():
+    logits, _ = model(src, src_len, tgt_in)  # (B, 11, V): every step in one call
+    loss0 = sequence_loss(logits, tgt_out).item()
+print(f"untrained loss {loss0:.3f}; ln({len(TGT) - 1}) = {np.log(len(TGT) - 1):.3f}")
+
+# %% step train_seq2seq
+train = TrainConfig(
+    max_iters=10**9,  # the clock stops training, not a step count
+    max_seconds=BUDGET,
+    decay_by_time=True,  # the learning rate decays over the time budget
+    batch_size=64,
+    lr=3e-3,
+    min_lr=3e-4,
+    warmup_iters=50,
+    weight_decay=0.0,
+    eval_interval=10**9,
+    eval_iters=1,
+    log_interval=10**9,
+    seed=SEED,
+)
+task = DateTask(splits, SEED, n_val=200)
+models, results = {}, {}
+for kind in KINDS:
+    torch.manual_seed(SEED)
+    models[kind] = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
+    results[kind] = Trainer(train, None, progress=False).fit(models[kind], task)
+    models[kind].eval()
+print(
+    table(
+        ["attention", "parameters", "steps", "last train loss", "val loss"],
+        [
+            (
+                kind,
+                f"{models[kind].num_params():,}",
+                r.iters,
+                f"{np.mean(r.train_losses[-20:]):.3f}",
+                f"{r.evals[-1]['val_loss']:.3f}",
+            )
+            for kind, r in results.items()
+        ],
+    )
+)
+
+# %% step compare_attention
+test = examples(splits.test[:2000], SEED + 2)  # 2,000 dates no model has seen
+
+
+def right(model, pairs):  # (N,) bool: is each date written exactly right?
+    src, src_len, _, _ = encode_batch(pairs)
+    with torch.no_grad():
+        out, _ = model.greedy(src, src_len, TGT.index[SOS], 11)  # (N, 11) characters
+    return np.array([TGT.decode(o) == y for o, (_, y) in zip(out.tolist(), pairs, strict=True)])
+
+
+correct = {kind: right(models[kind], test) for kind in KINDS}
+n_test = len(test)
+exact = {kind: c.mean() for kind, c in correct.items()}
+print(table(["attention", "exact match"], [(kind, f"{e:.1%}") for kind, e in exact.items()]))
+for source_text, target in test[:4]:
+    answers = {kind: translate(models[kind], source_text).text for kind in KINDS}
+    print(f"{source_text!r:32} {target}  " + "  ".join(answers.values()))
+
+# %% step bottleneck
+BUCKETS = [(0, 12), (13, 19), (20, 24), (25, 99)]  # input lengths in characters
+names = [f"{lo}-{hi}" if hi < 99 else f"{lo}+" for lo, hi in BUCKETS]
+length = np.array([len(source_text) for source_text, _ in test])
+groups = [(lo <= length) & (length <= hi) for lo, hi in BUCKETS]  # (N,) masks
+sizes = [int(g.sum()) for g in groups]
+by_length = {kind: [c[g].mean() for g in groups] for kind, c in correct.items()}
+longest = {kind: acc[-1] for kind, acc in by_length.items()}
+spread = {kind: max(acc) - min(acc) for kind, acc in by_length.items()}  # best minus worst
+longest_name, n_longest = names[-1], sizes[-1]
+print(
+    table(
+        ["attention", *[f"{n} ({k})" for n, k in zip(names, sizes, strict=True)]],
+        [(kind, *[f"{a:.1%}" for a in acc]) for kind, acc in by_length.items()],
+    )
+)
+plot("lesson7_5_by_length", bars(by_length, names, title=LABELS[0], ylabel=LABELS[1]))
+FORMS = ["d month yyyy", "weekday, month d, yyyy"]  # the same dates, written short and long
+same = splits.test[:500]
+n_same = len(same)
+written = {form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS}
+len_short, len_long = (np.mean([len(x) for x, _ in written[form]]) for form in FORMS)
+short_long = {kind: [right(models[kind], written[form]).mean() for form in FORMS] for kind in KINDS}
+print(f"the same {n_same} dates, {written[FORMS[0]][0][0]!r} vs {written[FORMS[1]][0][0]!r}:")
+print(
+    table(
+        ["attention", "short", "long"],
+        [(k, *[f"{a:.1%}" for a in v]) for k, v in short_long.items()],
+    )
+)
+
+# %% step alignment
+PROBE = "Saturday 9 May 2018"
+aligned = {}
+for kind in KINDS[1:]:  # the two models with attention
+    t = translate(models[kind], PROBE)
+    aligned[kind] = (t.text, t.weights.numpy())  # (output characters, input characters)
+text_b, w_b = aligned["bahdanau"]
+year = [i for i, c in enumerate(PROBE) if c.isdigit()][-4:]  # where "2018" sits in the input
+on_year = float(w_b[:4, year].sum(1).mean())  # the year's weight while writing the year
+print(f"{PROBE!r} -> {text_b!r}")
+print("each output character < the input character it weighs most:")
+print("  ".join(f"{c}<{PROBE[w_b[i].argmax()]}" for i, c in enumerate(text_b)))
+plot(
+    "lesson7_6_alignment",
+    heat(w_b, list(text_b), list(PROBE), title="bahdanau", xlabel=LABELS[2], ylabel=LABELS[3]),
+)
+
+# %% step recap
+
+
+# %% exercise teacher_forcing_input answer=decoder_input
+target_ex = TGT.encode(SOS + "2018-05-09" + EOS)  # the answer, with <sos> and <eos>
+decoder_input = target_ex  # TODO: what the decoder reads at each step under teacher forcing
+
+# %% solution teacher_forcing_input
+target_ex = TGT.encode(SOS + "2018-05-09" + EOS)  # the answer, with <sos> and <eos>
+decoder_input = target_ex[:-1]  # <sos> and the true characters, never its own guesses
+print([TGT.chars[i] for i in decoder_input[1:]])
+
+# %% mistake teacher_forcing_input shifted
+target_ex = TGT.encode(SOS + "2018-05-09" + EOS)
+decoder_input = target_ex[1:]

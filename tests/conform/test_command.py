@@ -1,0 +1,107 @@
+"""``attnlab conform TARGET``: exit codes, formats, one-line errors; and the pytest helper."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab.cli import main
+from attnlab.conform import load_target
+from attnlab.conform.pytest import conformance_tests
+
+HERE = Path(__file__).parent
+BROKEN = f"{HERE}/broken.py"
+
+# the three lines a project writes: every feature becomes one test of this module
+test_kit_on_torch_sdpa = conformance_tests(F.scaled_dot_product_attention)
+
+
+def test_a_correct_target_exits_0_and_prints_the_table(capsys):
+    assert main(["conform", f"{BROKEN}:attention", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"attnlab conform {BROKEN}:attention (api torch, device cpu, seed 3" in out
+    assert "gqa                  pass" in out
+    assert out.rstrip().endswith("23 passed, 0 failed, 0 unsupported")
+
+
+def test_a_failing_target_exits_1_with_json_to_a_file(tmp_path, capsys):
+    out_file = tmp_path / "report.json"
+    rc = main(["conform", f"{BROKEN}:gqa_tile", "--format", "json", "-o", str(out_file)])
+    assert rc == 1
+    assert "22 passed, 1 failed, 0 unsupported; report written to" in capsys.readouterr().out
+    data = json.loads(out_file.read_text())
+    failed = [f for f in data["features"] if f["status"] == "fail"]
+    assert [f["id"] for f in failed] == ["gqa"]
+    assert failed[0]["failure"]["where"] == "rows 0-2, heads 1-2 (6 of 12 rows)"
+
+
+def test_numpy_api_by_module_name(capsys):
+    target = "attnlab.ref:scaled_dot_product_attention"
+    assert main(["conform", target, "--api", "numpy", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["api"] == "numpy" and data["passed"] is True
+    unsupported = {f["id"]: f["note"] for f in data["features"] if f["status"] == "unsupported"}
+    assert unsupported == {"bfloat16": "NumPy has no bfloat16", "gradients": "needs --api torch"}
+
+
+@pytest.mark.parametrize(
+    "target, says",
+    [
+        ("nowhere/missing.py:attention", "no file 'nowhere/missing.py'"),
+        (f"{BROKEN}:no_such_function", "has no attribute 'no_such_function'"),
+        (f"{BROKEN}:HALF", "HALF is not callable"),
+        ("attnlab_no_such_module:f", "ModuleNotFoundError"),
+        ("just_a_name", "expected path/to/file.py:function or package.module:function"),
+    ],
+)
+def test_a_target_that_cannot_be_loaded_is_one_line_exit_2(target, says, capsys):
+    assert main(["conform", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot load target {target!r}" in err and says in err
+
+
+def test_a_target_whose_import_fails_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\nraise SystemExit('refusing to import')\n")
+    assert main(["conform", f"{bad}:f"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SystemExit: refusing to import" in err
+
+
+def test_features_picks_rows_and_an_unknown_id_is_one_line(capsys):
+    assert main(["conform", f"{BROKEN}:bottom_right", "--features", "causal,gqa"]) == 0
+    out = capsys.readouterr().out
+    assert "2 passed, 0 failed, 0 unsupported" in out and "causal_cross_length" not in out
+    assert main(["conform", f"{BROKEN}:attention", "--features", "causal,flash"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown feature 'flash'; expected one of basic," in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_device_cuda_without_a_gpu_is_one_line(capsys):
+    assert main(["conform", f"{BROKEN}:attention", "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "attnlab conform: error: --device cuda: no CUDA GPU is available on this machine\n"
+    )
+
+
+def test_the_pytest_helper_fails_with_the_case_and_skips_refusals():
+    broken = conformance_tests(load_target(f"{BROKEN}:gqa_tile"))
+    broken("basic")  # passes
+    with pytest.raises(pytest.fail.Exception, match=r"gqa: max abs error .*\n  smallest failing"):
+        broken("gqa")
+
+    def no_masks(q, k, v, attn_mask=None, **kw):
+        if attn_mask is not None:
+            raise NotImplementedError("no masks here")
+        return F.scaled_dot_product_attention(q, k, v, **kw)
+
+    with pytest.raises(pytest.skip.Exception, match="no masks here"):
+        conformance_tests(no_masks)("bool_mask")
+    with pytest.raises(pytest.fail.Exception, match="bool_mask unsupported"):
+        conformance_tests(no_masks, unsupported="fail")("bool_mask")

@@ -1,0 +1,244 @@
+"""The conformance kit judged by itself: correct implementations pass every feature they
+support; each classic bug fails its own feature and passes every feature it does not touch."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from attnlab import ref
+from attnlab.conform import FEATURE_IDS, check_attention, load_target
+from attnlab.nn import functional as AF
+
+HERE = Path(__file__).parent
+BROKEN = f"{HERE}/broken.py"
+
+
+def _backend(backend):
+    """torch's SDPA held to one backend; 'no kernel for these inputs' counts as unsupported."""
+
+    def sdpa(*args, **kwargs):
+        with sdpa_kernel([backend]):
+            try:
+                return F.scaled_dot_product_attention(*args, **kwargs)
+            except RuntimeError as e:
+                if "No available kernel" in str(e):
+                    raise NotImplementedError(f"{backend.name}: no kernel") from None
+                raise
+
+    return sdpa
+
+
+def _ring(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """Ring attention in one process: 3 ranks each hold a third of the queries and visit every
+    third of the keys, merging partial results by log-sum-exp (``ref.merge_attention``)."""
+    T, S, world = q.shape[-2], k.shape[-2], 3
+    qb, kb = np.linspace(0, T, world + 1).astype(int), np.linspace(0, S, world + 1).astype(int)
+    causal = ref.causal_mask(T, S)
+    outs = []
+    for i0, i1 in itertools.pairwise(qb):  # one rank's queries
+        parts = []
+        for j0, j1 in itertools.pairwise(kb):  # the key blocks passing by
+            m = None
+            if attn_mask is not None:
+                m = attn_mask[..., j0:j1]
+                m = m[..., i0:i1, :] if m.shape[-2] == T else m
+            if is_causal:
+                c = causal[i0:i1, j0:j1]
+                m = c if m is None else (m & c if m.dtype == bool else np.where(c, m, -np.inf))
+            parts.append(
+                ref.tiled_attention(
+                    q[..., i0:i1, :],
+                    k[..., j0:j1, :],
+                    v[..., j0:j1, :],
+                    attn_mask=m,
+                    scale=scale,
+                    enable_gqa=enable_gqa,
+                    return_lse=True,
+                )
+            )
+        acc = np.promote_types(q.dtype, np.float32)  # ring kernels keep out, lse in fp32 at least
+        wide = [(o.astype(acc), s.astype(acc)) for o, s in parts]
+        outs.append(ref.merge_attention(wide)[0].astype(q.dtype))
+    return np.concatenate(outs, axis=-2)
+
+
+def _cpu_backends() -> dict:
+    """Every SDPA backend that runs plain attention on this machine's CPU (math and flash on
+    torch 2.13), each held to itself."""
+    found = {}
+    for name in ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION"):
+        backend = getattr(SDPBackend, name, None)
+        try:
+            with sdpa_kernel([backend]):
+                F.scaled_dot_product_attention(*torch.ones(3, 1, 1, 2, 8))
+        except (RuntimeError, TypeError):
+            continue
+        found[f"torch_sdpa_{name.lower()}"] = _backend(backend)
+    return found
+
+
+TORCH_CORRECT = {
+    "torch_sdpa": F.scaled_dot_product_attention,
+    **_cpu_backends(),
+    "attnlab_nn_fused": AF.scaled_dot_product_attention,
+    "attnlab_nn_weights": lambda *a, **kw: AF.scaled_dot_product_attention(
+        *a, return_weights=True, **kw
+    )[0],
+    "plain_torch": load_target(f"{BROKEN}:attention"),
+}
+NUMPY_CORRECT = {
+    "ref_sdpa": ref.scaled_dot_product_attention,
+    "ref_tiled": ref.tiled_attention,
+    "ref_ring": _ring,
+}
+# what each may leave unsupported: torch's CPU flash kernel refuses Dv != D, a last dim with
+# stride != 1 and k, v batches that broadcast (the dispatcher sends those to the math backend)
+ALLOWED_UNSUPPORTED = {
+    "torch_sdpa_flash_attention": {"value_dim", "non_contiguous", "batch_broadcast"}
+}
+NUMPY_UNSUPPORTED = {"bfloat16", "gradients"}  # NumPy has no bfloat16 and no autograd
+# Real bugs the kit found, left to the owner of attnlab.ref.tiled to fix (then drop them here):
+# - large_scores: a row whose scores all lie below about -88 (float32) gives NaN: the first
+#   rebase multiplies the empty accumulator by exp(88+) = inf (0 * inf).
+# (Also measured, not run here as it is slow: with tiles of 4 keys its float16 running sums miss
+# the float16 budget by 1.5x to 2.1x at seeds 0-5; the default 32-key tiles stay at 0.25x.)
+KNOWN_FAILURES: dict[str, set[str]] = {}  # none: ref.tiled once lost rows below -88
+
+
+def test_every_cpu_backend_is_judged():
+    assert {"torch_sdpa_math", "torch_sdpa_flash_attention"} <= set(TORCH_CORRECT)
+
+
+@pytest.mark.parametrize("name", TORCH_CORRECT)
+def test_correct_torch_implementations_pass(name):
+    report = check_attention(TORCH_CORRECT[name], api="torch")
+    assert report.passed, str(report)
+    unsupported = {f.id for f in report.features if f.status == "unsupported"}
+    assert unsupported == ALLOWED_UNSUPPORTED.get(name, set()), str(report)
+    assert [f.id for f in report.features] == list(FEATURE_IDS)
+
+
+@pytest.mark.parametrize("name", NUMPY_CORRECT)
+def test_correct_numpy_implementations_pass(name):
+    report = check_attention(NUMPY_CORRECT[name], api="numpy")
+    assert {f.id for f in report.failed} == KNOWN_FAILURES.get(name, set()), str(report)
+    assert {f.id for f in report.features if f.status == "unsupported"} == NUMPY_UNSUPPORTED
+
+
+BUGS = {  # broken.py function -> the features it must fail (and no others)
+    "bottom_right": {"causal_cross_length"},
+    "no_max_shift": {"large_scores"},
+    "nan_dead_rows": {"fully_masked_rows"},
+    "gqa_tile": {"gqa"},
+    "default_scale": {"default_scale"},
+    "inverted_mask": {"bool_mask", "fully_masked_rows"},
+    "half_accumulation": {"float16", "bfloat16"},
+    "noisy": {"deterministic"},
+    "drop_tail": {"awkward_sizes", "single_query"},  # the only rows with S > 32, S % 32 != 0
+}
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_each_bug_fails_its_feature_only(bug):
+    report = check_attention(load_target(f"{BROKEN}:{bug}"))
+    assert {f.id for f in report.failed} == BUGS[bug], str(report)
+    assert not [f for f in report.features if f.status == "unsupported"]
+    for f in report.failed:
+        assert f.failure.case and f.failure.message
+
+
+def test_failures_name_the_smallest_case_and_where_it_differs():
+    fn = load_target(f"{BROKEN}:gqa_tile")
+    row = check_attention(fn, features=["gqa"])["gqa"]
+    # repeat (tile) instead of repeat_interleave: heads 1 and 2 of 4 read the wrong kv head,
+    # heads 0 and 3 happen to be right; MQA (one kv head) is right either way
+    assert row.failure.case.startswith("q (1, 4, 3, 8), k (1, 2, 5, 8)")
+    assert "enable_gqa=True" in row.failure.case
+    assert row.failure.where == "rows 0-2, heads 1-2 (6 of 12 rows)"
+    fn = load_target(f"{BROKEN}:bottom_right")
+    row = check_attention(fn, features=["causal_cross_length", "causal"])["causal_cross_length"]
+    assert "q (1, 2, 3, 8), k (1, 2, 5, 8)" in row.failure.case
+    assert "is_causal=True" in row.failure.case and "float32" in row.failure.case
+    fn = load_target(f"{BROKEN}:nan_dead_rows")
+    row = check_attention(fn, features=["fully_masked_rows"])["fully_masked_rows"]
+    assert "NaN" in row.failure.message and "NaN in 3" in row.failure.where
+    assert "some rows fully masked" in row.failure.case
+
+
+def test_the_float16_budget_is_torch_error_doubled():
+    """A correct half kernel (fp32 sums) passes with room; fp16 running sums miss by 3x (at
+    seeds 0-5: 3.0x to 4.0x; torch's own SDPA stays below 0.1x)."""
+    good = check_attention(F.scaled_dot_product_attention, features=["float16"])["float16"]
+    bad = check_attention(load_target(f"{BROKEN}:half_accumulation"), features=["float16"])
+    bad = bad["float16"]
+    assert good.status == "pass" and good.error < good.budget / 4
+    assert bad.status == "fail" and bad.error > 2 * bad.budget
+    assert bad.budget == pytest.approx(good.budget)  # the budget does not depend on the answer
+
+
+def test_refusals_are_unsupported_not_failures():
+    def no_masks(q, k, v, attn_mask=None, **kw):
+        if attn_mask is not None:
+            raise NotImplementedError("masks are not supported")
+        return F.scaled_dot_product_attention(q, k, v, **kw)
+
+    report = check_attention(no_masks, features=["basic", "bool_mask", "mask_broadcast"])
+    assert report.passed
+    assert [f.status for f in report.features] == ["pass", "unsupported", "unsupported"]
+    assert "masks are not supported" in report["bool_mask"].note
+
+    def three_args(q, k, v):  # no keyword arguments at all: every case is refused
+        return F.scaled_dot_product_attention(q, k, v)
+
+    report = check_attention(three_args, features=["basic", "causal"])
+    assert not report.passed and report.counts()["unsupported"] == 2
+    assert report.summary().endswith(
+        "(nothing was checked: is the signature torch's SDPA signature?)"
+    )
+
+    def crashes(q, k, v, **kw):
+        raise RuntimeError("CUDA error: misaligned address")
+
+    row = check_attention(crashes, features=["basic"])["basic"]
+    assert row.status == "fail" and "RuntimeError: CUDA error" in row.failure.message
+
+
+def test_wrong_shape_dtype_and_type_fail_with_a_sentence():
+    cases = {
+        lambda q, k, v, **kw: F.scaled_dot_product_attention(q, k, v, **kw)[..., :-1]: "shape",
+        lambda q, k, v, **kw: F.scaled_dot_product_attention(q, k, v, **kw).double(): "dtype",
+        lambda q, k, v, **kw: F.scaled_dot_product_attention(q, k, v, **kw).tolist(): "list",
+    }
+    for fn, word in cases.items():
+        row = check_attention(fn, features=["basic"])["basic"]
+        assert row.status == "fail" and word in row.failure.message, row
+
+
+def test_report_text_json_and_html():
+    def evil(q, k, v, **kw):
+        return F.scaled_dot_product_attention(q, k, v, **kw)
+
+    evil.__qualname__ = "<script>alert(1)</script>"
+    report = check_attention(
+        load_target(f"{BROKEN}:bottom_right"), features=["causal", "causal_cross_length"]
+    )
+    text = str(report)
+    assert "causal_cross_length  fail" in text and "smallest failing case: q (1, 2, 3, 8)" in text
+    assert text.endswith("1 passed, 1 failed, 0 unsupported")
+    data = json.loads(report.to_json())
+    assert data["passed"] is False and data["counts"] == {"pass": 1, "fail": 1, "unsupported": 0}
+    row = data["features"][1]
+    assert row["id"] == "causal_cross_length" and row["status"] == "fail"
+    assert row["error"] > row["budget"] > 0 and "rows" in row["failure"]["where"]
+    row = check_attention(load_target(f"{BROKEN}:nan_dead_rows"), features=["fully_masked_rows"])
+    assert json.loads(row.to_json())["features"][0]["error"] is None  # inf: JSON has none
+    page = check_attention(evil, features=["basic"])._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;" in page
