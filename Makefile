@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 PY_SRC  = src tests $(wildcard benchmarks) $(wildcard tools)
 
-.PHONY: demo check test lint clean
+.PHONY: demo check test lint clean book
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ test: $(STAMP)  ## lint, format check, then the whole test suite on every core (
 	$(BIN)/ruff check $(PY_SRC)
 	$(BIN)/ruff format --check $(PY_SRC)
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+
+book: $(STAMP)  ## the course as a static web book: every lesson in en/ja/zh, into build/book
+	$(BIN)/attnlab book build/book --lang all
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix $(PY_SRC)

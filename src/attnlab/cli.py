@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from . import __version__
 from .commands import (
     bench,
+    book,
     check,
     compare,
     conform,
@@ -32,7 +33,8 @@ from .commands._args import ArgParser
 from .errors import UserError
 
 COMMANDS = (
-    check, lesson, exercise, grade, bench, train, sample, viz, explore, serve, translate, compare
+    check, lesson, exercise, grade, bench, train, sample, viz, explore, serve, translate, compare,
+    book,
 )  # fmt: skip
 COMMANDS += (conform,)  # the conformance kit
 
