@@ -21,7 +21,7 @@ KANA = re.compile(r"[\u3040-\u30ff]")  # hiragana/katakana: Japanese prose
 HAN = re.compile(r"[\u4e00-\u9fff]")
 LESSONS = source.lessons()
 LANGS = ["en", "ja", "zh"]
-SHORT = {"BUDGET": 3}  # seconds of training, for the lessons that train
+SHORT = {"BUDGET": 1}  # seconds of training per model, for the lessons that train
 
 
 def short(number: int) -> dict:
@@ -220,6 +220,8 @@ def test_the_code_the_terminal_shows_is_the_exported_script(number):
 
 @pytest.mark.parametrize("number", LESSONS)
 def test_same_seed_same_output_and_sections_match_the_full_run(number):
+    if runner.tunable(number):
+        pytest.skip("trains by the clock: steps, losses and timings differ between runs")
     a, _ = full(number, seed=3)
     b, _ = _run(number, seed=3)
     assert a == b
