@@ -4,7 +4,7 @@ import torch
 
 from attnlab.cli import main
 from attnlab.errors import UserError
-from attnlab.tables import text_heatmap
+from attnlab.tables import shade_legend, text_heatmap
 from attnlab.train import (
     Seq2SeqRunConfig,
     Translation,
@@ -43,7 +43,9 @@ def test_run_directory_round_trip_and_translate(tmp_path, capsys):
     expected = translate(loaded, "9 May 2018")
     assert lines[0] == expected.verdict() and code == (1 if expected.low_confidence else 0)
     assert lines[1].split() == list("9␣May␣2018")  # the header: one column per input character
-    assert len(lines) == 2 + len(expected.text) + 1  # header, one row per output char, the PNG
+    # the verdict, the header, one row per output char, the shade legend, the PNG's path
+    assert len(lines) == 2 + len(expected.text) + 2
+    assert lines[-2] == shade_legend() and str(tmp_path / "a.png") in lines[-1]
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["translate", str(out), "9 May 2018 ☃"]) == 2
     assert "'☃'" in capsys.readouterr().err

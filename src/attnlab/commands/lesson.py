@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UserError
-from ._args import add_lang, nonneg_int, positive_int
+from ._args import add_lang, nonneg_int, positive_float, positive_int
 
 NAME = "lesson"
 FORMATS = ("py", "ipynb", "both")
@@ -66,7 +66,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--budget",
-        type=positive_int,
+        type=positive_float,
         metavar="SECONDS",
         help="seconds of training, for a lesson that trains a model (its setup's BUDGET)",
     )
