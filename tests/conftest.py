@@ -31,6 +31,7 @@ def _shares_a_fixture(item) -> bool:
     return False
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(config, items):
     """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``). A
     test that shares an expensive fixture stays with the rest of its module on one worker, so
