@@ -66,3 +66,17 @@ PRESETS: dict[str, dict[str, dict]] = {
         },
     },
 }
+
+# A new seq2seq date run (attnlab train seq2seq): here, so --help can say it without torch.
+SEQ2SEQ_MINUTES = 3.5  # SEQ2SEQ_TRAIN's run on 2 CPU cores, measured
+SEQ2SEQ_TRAIN = {  # the training settings of a new date run
+    "max_iters": 3000,
+    "batch_size": 64,
+    "lr": 3e-3,
+    "min_lr": 3e-4,
+    "warmup_iters": 50,
+    "weight_decay": 0.0,
+    "grad_clip": 1.0,
+    "eval_interval": 500,
+    "eval_iters": 1,
+}

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable
 
 from ..catalog import ATTENTION_KINDS, DEVICES, POSITIONS, PRESETS
+from ..catalog import SEQ2SEQ_MINUTES as DEFAULT_MINUTES
+from ..catalog import SEQ2SEQ_TRAIN as DEFAULT_TRAIN
 from ..errors import UserError
 from ._args import bounded_float, nonneg_int, positive_float, positive_int, progress_wanted
 
@@ -124,7 +126,6 @@ def _add_seq2seq(tsub) -> None:
 
 
 def _seq2seq_default(key: str) -> str:
-    from ..train.date_task import DEFAULT_MINUTES, DEFAULT_TRAIN
 
     note = f", about {DEFAULT_MINUTES} minutes on 2 CPU cores" if key == "max_iters" else ""
     return f"{DEFAULT_TRAIN[key]:g}{note}"
@@ -223,7 +224,6 @@ def run_seq2seq(a) -> int:
 def _seq2seq_plan(model: dict, train: dict, out: str) -> str:
     """What a new seq2seq run will do, said before it starts: steps, and for the default model
     and batch the time it takes on 2 CPU cores."""
-    from ..train.date_task import DEFAULT_MINUTES, DEFAULT_TRAIN
 
     iters = train.get("max_iters", DEFAULT_TRAIN["max_iters"])
     line = f"training {iters} iterations into {out}"

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import torch
 
+from ..catalog import SEQ2SEQ_TRAIN as DEFAULT_TRAIN
 from ..data import CharTokenizer, TokenData, load_corpus
 from ..data.dates import DateSplits, examples
 from ..models import ATTENTION_KINDS, GPT, CharRNN, GPTConfig, RNNConfig, Seq2Seq, Seq2SeqConfig
 from ..tables import text_table
-from .date_task import DEFAULT_TRAIN, SRC, TGT, DateTask, accuracy
+from .date_task import SRC, TGT, DateTask, accuracy
 from .lm import LMTask
 from .trainer import TrainConfig, Trainer
 

@@ -19,18 +19,6 @@ SRC, TGT = Vocab(INPUT_CHARS), Vocab(OUTPUT_CHARS)
 OUT_LEN = 11  # "YYYY-MM-DD" + <eos>
 ISO_LEN = 10  # a decoded answer is read from the first 10 steps at most
 PROBE = "Saturday 9 May 2018"  # the date whose alignment each evaluation records
-DEFAULT_MINUTES = 3.5  # DEFAULT_TRAIN's run on 2 CPU cores, measured
-DEFAULT_TRAIN = {  # the training settings of a new run
-    "max_iters": 3000,
-    "batch_size": 64,
-    "lr": 3e-3,
-    "min_lr": 3e-4,
-    "warmup_iters": 50,
-    "weight_decay": 0.0,
-    "grad_clip": 1.0,
-    "eval_interval": 500,
-    "eval_iters": 1,
-}
 
 
 def encode_batch(pairs: list[tuple[str, str]], device: torch.device | str = "cpu"):

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import torch
 
+from ..catalog import SEQ2SEQ_TRAIN as DEFAULT_TRAIN
 from ..config import from_dict
 from ..data.dates import SOS, DateSplits
 from ..models import Seq2Seq, Seq2SeqConfig
 from .checkpoint import load_model
 from .compare import S2SRow, compare_seq2seq, format_comparison
-from .date_task import DEFAULT_TRAIN, PROBE, SRC, TGT, DateTask, accuracy, encode_batch
+from .date_task import PROBE, SRC, TGT, DateTask, accuracy, encode_batch
 from .rundir import check_out, check_same, read_config, start_run
 from .trainer import TrainConfig, Trainer, TrainResult, pick_device
 from .translate import Translation, iso_problem, translate
