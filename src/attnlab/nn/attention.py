@@ -145,7 +145,7 @@ class MultiHeadAttention(nn.Module):
         backend = self._ring if context_parallel is not None else self._local
         out, weights = backend(q, k, v, call, context_parallel)  # (B, H, T, D), (B, H, T, S)
         B, H, T, D = out.shape
-        out = F.linear(out.transpose(1, 2).reshape(B, T, H * D), *self._out())  # (B, T, d_model)
+        out = self.out_proj(out.transpose(1, 2).reshape(B, T, H * D))  # (B, T, d_model)
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -185,9 +185,6 @@ class MultiHeadAttention(nn.Module):
             _split_heads(k, self.num_kv_heads),
             _split_heads(v, self.num_kv_heads),
         )
-
-    def _out(self) -> tuple[Tensor, Tensor | None]:
-        return self.out_proj.weight, self.out_proj.bias
 
     def _local(self, q, k, v, call: _Call, _cp=None) -> tuple[Tensor, Tensor | None]:
         """The backend in one process: torch's fused kernel, or the explicit math for weights."""
