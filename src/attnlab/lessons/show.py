@@ -84,7 +84,7 @@ class Heat:
         heads = _labels(self.cols, w.shape[1], cols_at)
         cell = max(2, *(display_width(h) for h in heads))
         if cell * len(cols_at) > width - 8:  # labels too wide: numbered columns, shade only
-            cell, heads = 2, [str(c % 10) * 1 for c in cols_at]
+            cell, heads = 2, [str(c % 10) for c in cols_at]
         left = max((display_width(n) for n in names), default=1)
         lines = [_title(self.options)]
         lines.append(" " * (left + 1) + "".join(pad(h, cell) for h in heads).rstrip())
