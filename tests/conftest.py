@@ -31,16 +31,36 @@ def _shares_a_fixture(item) -> bool:
     return False
 
 
+# modules whose tests of a lesson that trains read that lesson's runs (``helpers.lesson_run``)
+LESSON_RUNS = {"lessons/test_lessons.py", "lessons/test_training_lessons.py"}
+
+
+def _trained_lesson(item) -> int | None:
+    """The lesson that trains (6, 7) whose runs ``item`` reads: its ``number`` parameter or its
+    ``lesson`` mark."""
+    from attnlab.lessons import runner
+
+    params = getattr(item, "callspec", None)
+    number = params.params.get("number") if params else None
+    if number is None and (mark := item.get_closest_marker("lesson")):
+        number = mark.args[0]
+    return number if number is not None and runner.tunable(number) else None
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(config, items):
     """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``). A
     test that shares an expensive fixture stays with the rest of its module on one worker, so
-    the fixture is built once; tests/explore is one group (session-scoped trained runs); every
-    other test goes to whichever worker is free."""
+    the fixture is built once; tests/explore is one group (session-scoped trained runs); the
+    tests of a lesson that trains (in tests/lessons' two lesson-running modules) are a group of
+    their own, so each of its runs is made once; every other test goes to whichever worker is
+    free."""
     for item in items:
         rel = item.path.relative_to(TESTS)
         if rel.parts[0] == "explore":
             item.add_marker(pytest.mark.xdist_group("explore"))
+        elif rel.as_posix() in LESSON_RUNS and (number := _trained_lesson(item)):
+            item.add_marker(pytest.mark.xdist_group(f"lesson{number}"))
         elif _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(rel.as_posix()))
 

@@ -1,4 +1,5 @@
-"""What several test areas share: a free port, tiny corpora, token batches, tiny model flags.
+"""What several test areas share: a free port, tiny corpora, token batches, tiny model flags,
+the short training budget of the lessons that train and their runs, made once per process.
 
 Imported as ``helpers`` (tests/conftest.py puts this folder on ``sys.path``; spawned worker
 processes inherit that path).
@@ -6,6 +7,7 @@ processes inherit that path).
 
 from __future__ import annotations
 
+import io
 import socket
 from pathlib import Path
 
@@ -38,3 +40,28 @@ def token_batch(
     g = torch.Generator().manual_seed(seed)
     x = torch.randint(vocab, (batch, length), generator=g)
     return x, torch.roll(x, -1, dims=1)
+
+
+SHORT_BUDGET = 0.5  # seconds of training per model, for the lessons that train: a few steps each
+_LESSON_RUNS: dict[tuple, tuple[str, dict]] = {}
+
+
+def short(number: int) -> dict:
+    """The short budget, for a lesson whose setup has a BUDGET; nothing for the others."""
+    from attnlab.lessons import runner
+
+    return {"BUDGET": SHORT_BUDGET} if "BUDGET" in runner.tunable(number) else {}
+
+
+def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
+    """The whole terminal lesson (what it printed, what each step assigned) on the short budget,
+    run once per (lesson, language, seed) in this process: tests/lessons' modules share it, and
+    tests/conftest.py keeps the tests of a lesson that trains on one worker. Callers only read."""
+    from attnlab import lessons
+
+    key = (number, lang, seed)
+    if key not in _LESSON_RUNS:
+        buf = io.StringIO()
+        results = lessons.run(number, lang, seed, out=buf, overrides=short(number))
+        _LESSON_RUNS[key] = buf.getvalue(), results
+    return _LESSON_RUNS[key]

@@ -3,16 +3,17 @@ executes top to bottom in a Jupyter kernel, both printing what the terminal less
 every figure cell shows an image; the notebook is valid and jupytext reads the script back as
 its cells; the install cell installs attnlab into a fresh environment from the wheel beside it.
 
-The terminal lesson's own run of the steps is a fresh process as well: some digits (a float32
+The terminal lesson's own run of the steps is a process apart as well: some digits (a float32
 rounding difference) depend on how many threads torch uses, which a test process may change.
-The runs go two at a time in subprocesses (the machine has two cores)."""
+The runs go two at a time (the machine has two cores), each a fork of one process that imported
+torch and attnlab once (tests/forks.py), all on one torch thread; a notebook's kernel is a fresh
+process, started with that same environment."""
 
 import json
 import os
 import subprocess
 import sys
 import sysconfig
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from attnlab import lessons
 from attnlab.grade import words
 from attnlab.lessons import answers, runner, source
+from helpers import short
 
 LANGS = ["en", "ja", "zh"]
 # The lessons that train (a BUDGET in their setup) run the same code in every language; their
@@ -31,15 +33,6 @@ PAIRS = [
     for lang in LANGS
     if not runner.tunable(n) or TRAINING.get(n, "en") == lang
 ]
-SHORT = {"BUDGET": 1}  # seconds of training per model, for the lessons that train
-
-
-def overrides(number: int) -> dict:
-    """The short budget, for a lesson whose setup has a BUDGET."""
-    setup = source.cells(number)[0].code
-    return {k: v for k, v in SHORT.items() if f"\n{k} = " in f"\n{setup}"}
-
-
 EXECUTE = """
 import json, sys, nbformat
 from nbclient import NotebookClient
@@ -65,31 +58,48 @@ print("".join(s.run_cell(c, quiet=True)[0] for c in source.cells(s.number) if c.
 """
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+FORKS = Path(__file__).parents[1] / "forks.py"
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}  # the same torch threads in every run
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     pytest.importorskip("nbclient", reason="pip install -e '.[dev]' (nbclient, ipykernel)")
-    jobs, files = {}, {}
-    with ThreadPoolExecutor(2) as pool:  # each lesson's runs start while the next exports
-        for number in source.lessons():  # what the terminal lesson runs, in a fresh process too
-            budget = overrides(number)
+    files, keys, cwd = {}, {}, os.getcwd()  # where pytest runs, as a plain subprocess would
+    errors = tmp_path_factory.mktemp("forks") / "stderr.txt"
+    with errors.open("w") as err:
+        forks = subprocess.Popen(
+            [sys.executable, str(FORKS), "2"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=ONE_THREAD,
+        )
+
+        def submit(key: tuple, *args: str) -> None:  # runs while the next lesson exports
+            keys[repr(key)] = key
+            forks.stdin.write(json.dumps([repr(key), args, cwd]) + "\n")
+            forks.stdin.flush()
+
+        for number in source.lessons():  # what the terminal lesson runs, in a process apart too
+            budget = short(number)
             if not budget:  # a lesson that trains by the clock is not compared line by line
-                steps = [sys.executable, "-c", STEPS, str(number), repr(budget)]
-                jobs[(number, "steps")] = pool.submit(_run, steps)
+                submit((number, "steps"), "-c", STEPS, str(number), repr(budget))
             extra = ["--budget", str(budget["BUDGET"])] if budget else []
-            cli = [sys.executable, "-m", "attnlab", "lesson", str(number), *extra]
-            jobs[(number, "cli")] = pool.submit(_run, cli)
+            submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
         for number, lang in PAIRS:
             folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
-            py, nb = lessons.export(number, folder, lang, overrides=overrides(number))
+            py, nb = lessons.export(number, folder, lang, overrides=short(number))
             files[(number, lang)] = (py, nb)
-            jobs[(number, lang, "py")] = pool.submit(_run, [sys.executable, str(py)])
-            notebook = [sys.executable, "-c", EXECUTE, str(nb)]
-            jobs[(number, lang, "ipynb")] = pool.submit(_run, notebook)
-        done = {key: job.result() for key, job in jobs.items()}
+            submit((number, lang, "py"), str(py))
+            submit((number, lang, "ipynb"), "-c", EXECUTE, str(nb))
+        out, _ = forks.communicate(timeout=1800)
+    assert forks.returncode == 0, errors.read_text()[-3000:]
+    done = {
+        keys[key]: subprocess.CompletedProcess(key, status, stdout, stderr)
+        for key, (status, stdout, stderr) in json.loads(out).items()
+    }
     return done, files
 
 

@@ -16,18 +16,12 @@ from attnlab.lessons import answers, comments, engine, render, runner, show, sou
 from attnlab.lessons.export import build
 from attnlab.lessons.render import code_lines
 from attnlab.tables import display_width
+from helpers import lesson_run, short
 
 KANA = re.compile(r"[\u3040-\u30ff]")  # hiragana/katakana: Japanese prose
 HAN = re.compile(r"[\u4e00-\u9fff]")
 LESSONS = source.lessons()
 LANGS = ["en", "ja", "zh"]
-SHORT = {"BUDGET": 1}  # seconds of training per model, for the lessons that train
-
-
-def short(number: int) -> dict:
-    """The short budget, for a lesson whose setup has a BUDGET."""
-    setup = source.cells(number)[0].code
-    return {k: v for k, v in SHORT.items() if f"\n{k} = " in f"\n{setup}"}
 
 
 def _run(number=1, **kw) -> tuple[str, dict]:
@@ -83,7 +77,6 @@ def cached_steps(monkeypatch, prefixes):
     monkeypatch.setattr(runner.Session, "steps", steps)
 
 
-_FULL: dict[tuple, tuple[str, dict]] = {}
 _BUILT: dict[tuple, list] = {}
 
 
@@ -94,12 +87,7 @@ def built(number: int, lang: str) -> list:
     return _BUILT[(number, lang)]
 
 
-def full(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
-    """The whole terminal lesson, run once per (lesson, language, seed) in this test session
-    (callers only read what it returns)."""
-    if (number, lang, seed) not in _FULL:
-        _FULL[(number, lang, seed)] = _run(number, lang=lang, seed=seed)
-    return _FULL[(number, lang, seed)]
+full = lesson_run  # the whole terminal lesson, once per (lesson, language, seed) per process
 
 
 def test_lesson1_section2_golden_numbers_from_the_course():
@@ -390,8 +378,8 @@ def test_the_exported_quiz_reads_right_in_a_script(capsys):
 
 
 def test_plots_are_written_as_png(tmp_path):
-    for number in LESSONS:
-        lessons.run(number, plots=tmp_path, out=io.StringIO())
+    for number in LESSONS:  # a lesson that trains: on the short budget, its figures all the same
+        lessons.run(number, plots=tmp_path, out=io.StringIO(), overrides=short(number))
     pngs = sorted(tmp_path.glob("*.png"))
     assert len(pngs) >= 10
     for p in pngs:

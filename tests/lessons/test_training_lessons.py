@@ -2,7 +2,6 @@
 attention). Each runs in every language on a budget of a fraction of a second per model,
 quotes the numbers its run computed, and what it trains learns."""
 
-import inspect
 import io
 import json
 import re
@@ -12,44 +11,19 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab import lessons
 from attnlab.lessons import runner, source
 from attnlab.tables import display_width
+from helpers import SHORT_BUDGET, lesson_run
 
-BUDGET = 0.5  # seconds of training per model: a few steps each
 LANGS = ["en", "ja", "zh"]
-
-
-def _run(number: int, lang: str, budget: float = BUDGET) -> tuple[str, dict]:
-    buf = io.StringIO()
-    if "overrides" in inspect.signature(lessons.run).parameters:
-        return_ = lessons.run(number, lang=lang, out=buf, overrides={"BUDGET": budget})
-        return buf.getvalue(), return_
-    original = runner.code_of  # older runner: set BUDGET the way it sets SEED
-
-    def code_of(cell, seed=0, lang="en", *args, **kw):
-        code = original(cell, seed, lang, *args, **kw)
-        return re.sub(r"^BUDGET = [^#\n]*", f"BUDGET = {budget}  ", code, flags=re.M)
-
-    runner.code_of = code_of
-    try:
-        return_ = lessons.run(number, lang=lang, out=buf)
-    finally:
-        runner.code_of = original
-    return buf.getvalue(), return_
 
 
 @pytest.fixture(scope="module")
 def ran():
-    """Each (lesson, language) run at most once for the whole module."""
-    threads, cache = torch.get_num_threads(), {}
-
-    def get(number: int, lang: str) -> tuple[str, dict]:
-        if (number, lang) not in cache:
-            cache[number, lang] = _run(number, lang)
-        return cache[number, lang]
-
-    yield get
+    """Each (lesson, language) run at most once per process, on ``helpers.SHORT_BUDGET`` (the
+    runs tests/lessons/test_lessons.py reads as well: conftest keeps a lesson's tests together)."""
+    threads = torch.get_num_threads()
+    yield lesson_run
     torch.set_num_threads(threads)  # the lessons train on one thread
 
 
@@ -78,11 +52,12 @@ def test_runs_in_every_language_with_every_number_filled_in(ran, number, lang):
     assert len(results) == len(steps) and steps[-1].id == "recap"
     for cell in steps:
         assert words.titles[cell.id] in text
-    assert f"BUDGET = {BUDGET}" in text  # the setup shown is the one that ran
+    assert f"BUDGET = {SHORT_BUDGET}" in text  # the setup shown is the one that ran
     recap = words.texts["recap"]
     assert recap.startswith("|") and recap.count("\n") >= 4  # a table
 
 
+@pytest.mark.lesson(6)
 def test_lesson6_block_masks_and_training(ran):
     text, results = ran(6, "en")
     r = _by_id(6, results)
@@ -112,6 +87,7 @@ def test_lesson6_block_masks_and_training(ran):
         assert 0 < share < 1e3 and f"{share:.1e} in the {kind.upper()}" in _flat(text)
 
 
+@pytest.mark.lesson(7)
 def test_lesson7_seq2seq_compares_and_aligns(ran):
     text, results = ran(7, "en")
     r = _by_id(7, results)
