@@ -7,6 +7,11 @@ is what follows ``python`` on a command line (``["script.py"]``, ``["-m", "attnl
 its own stdout, stderr, argv, path and working directory as that command would have them, and
 when stdin ends prints one JSON object: key -> [exit status, stdout, stderr].
 
+Jupyter kernels too: the jobs see a kernel spec ``python3`` (on ``JUPYTER_PATH``) whose command
+is a small launcher; the launcher hands its connection file, working directory, environment
+and standard streams to this runner, which forks an IPython kernel with them, and waits for
+that kernel to end, so a kernel manager starts, talks to and stops it as it would any kernel.
+
 Nothing runs in this process before a fork but imports: no torch operation (so no thread pool
 is started that a child would inherit), no matplotlib backend chosen.
 
@@ -18,20 +23,40 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import selectors
+import socket
 import sys
 import tempfile
 import traceback
+from pathlib import Path
 
+import ipykernel.kernelapp
 import nbclient  # noqa: F401  (imported once, for jobs that execute notebooks)
 import nbformat  # noqa: F401
-import torch  # noqa: F401
+import torch
+import torch._dynamo  # noqa: F401  (an optimizer imports it: 2 s, once here)
 
 import attnlab.cli
 import attnlab.lessons  # noqa: F401
 
+# the kernel's launcher: a bare python (no site) that passes its part on, forwards the signals
+# a kernel manager sends (SIGINT interrupts, SIGTERM ends) and lives as long as the kernel
+LAUNCHER = """
+import json, os, signal, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["FORKS_KERNELS"])
+msg = json.dumps([sys.argv[1], os.getcwd(), dict(os.environ)]).encode()
+socket.send_fds(s, [msg], [0, 1, 2])
+pid = int(s.makefile().readline())
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda n, _: os.kill(pid, n))
+while s.recv(1):  # empty when the kernel has ended: its copy of this socket closes
+    pass
+"""
 
-def _child(args: list[str], cwd: str, out: str, err: str) -> None:
-    """In the forked child: become ``python ARGS`` run in ``cwd``, then exit with its status."""
+
+def _become(args: list[str], cwd: str, out: str, err: str) -> None:
+    """In a forked child: become ``python ARGS`` run in ``cwd``, then exit with its status."""
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the jobs' lines are for this runner only
     for fd, path in ((1, out), (2, err)):
         os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
@@ -59,31 +84,96 @@ def _child(args: list[str], cwd: str, out: str, err: str) -> None:
     os._exit(status)
 
 
+def _kernel(conn: socket.socket, listener: socket.socket) -> None:
+    """In a forked child: the IPython kernel the launcher on ``conn`` asked for."""
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    connection_file, cwd, env = json.loads(msg)
+    listener.close()
+    conn.sendall(f"{os.getpid()}\n".encode())
+    for fd, theirs in enumerate(fds):
+        os.dup2(theirs, fd)
+        os.close(theirs)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    del sys.path[0]  # as ipykernel_launcher does; the kernel puts the working directory first
+    sys.argv = ["ipykernel_launcher", "-f", connection_file]
+    status = 0
+    try:
+        ipykernel.kernelapp.launch_new_instance()
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else 0
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    os._exit(status)
+
+
+def _kernel_spec(folder: Path, listener: str) -> None:
+    """A ``python3`` kernel spec on ``JUPYTER_PATH`` for the jobs, whose kernels are forks."""
+    spec = folder / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-S", "-c", LAUNCHER, "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel))
+    paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in paths if p)
+    os.environ["FORKS_KERNELS"] = listener
+
+
 def main() -> None:
     width = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    tmp = tempfile.mkdtemp(prefix="forks")
-    running: dict[int, tuple[str, str, str]] = {}  # pid -> (key, stdout file, stderr file)
+    tmp = Path(tempfile.mkdtemp(prefix="forks"))
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp / "kernels.sock"))
+    listener.listen()
+    _kernel_spec(tmp, str(tmp / "kernels.sock"))
+    sel = selectors.SelectSelector()  # stdin may be a file, which epoll refuses
+    sel.register(0, selectors.EVENT_READ)
+    sel.register(listener, selectors.EVENT_READ)
+    queue: list[list] = []
+    running: dict[int, tuple[str, Path, Path]] = {}  # pid -> (key, stdout file, stderr file)
     done: dict[str, list] = {}
+    pending, reading, n = b"", True, 0
 
-    def reap() -> None:
-        pid, status = os.wait()
-        key, out, err = running.pop(pid)
-        texts = [open(p, encoding="utf-8", errors="replace").read() for p in (out, err)]
-        done[key] = [os.waitstatus_to_exitcode(status), *texts]
-
-    for n, line in enumerate(sys.stdin):
-        key, args, cwd = json.loads(line)
-        while len(running) >= width:
-            reap()
-        out, err = f"{tmp}/{n}.out", f"{tmp}/{n}.err"
+    def fork() -> int:
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child(args, cwd, out, err)
-        running[pid] = (key, out, err)
-    while running:
-        reap()
+        return os.fork()
+
+    while reading or queue or running:
+        for key, _ in sel.select(timeout=0.05):
+            if key.fileobj == 0:
+                chunk = os.read(0, 1 << 16)
+                reading = bool(chunk)
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                queue += [json.loads(line) for line in lines if line.strip()]
+                if not reading:
+                    sel.unregister(0)
+            else:
+                conn, _ = listener.accept()
+                if fork() == 0:
+                    _kernel(conn, listener)
+                conn.close()  # the kernel holds the only copy: the launcher waits on it
+        while queue and len(running) < width:
+            (key, args, cwd), n = queue.pop(0), n + 1
+            out, err = tmp / f"{n}.out", tmp / f"{n}.err"
+            pid = fork()
+            if pid == 0:
+                _become(args, cwd, str(out), str(err))
+            running[pid] = (key, out, err)
+        while True:  # reap every child that ended (kernels too; only jobs are reported)
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid in running:
+                key, out, err = running.pop(pid)
+                texts = [p.read_text(encoding="utf-8", errors="replace") for p in (out, err)]
+                done[key] = [os.waitstatus_to_exitcode(status), *texts]
     print(json.dumps(done))
 
 

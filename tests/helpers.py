@@ -12,6 +12,7 @@ import socket
 from pathlib import Path
 
 import torch
+import torch.multiprocessing as mp
 
 TINY_CORPUS = "abcdefgh " * 200  # 9 characters: a vocabulary a 1-step model can hold
 PROSE_CORPUS = "to be, or not to be: that is the question.\n" * 120
@@ -24,6 +25,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _one_thread(rank: int, fn, *args) -> None:
+    torch.set_num_threads(1)  # as a DataLoader worker does after a fork
+    fn(rank, *args)
+
+
+def run_ranks(fn, args: tuple, nprocs: int) -> None:
+    """``torch.multiprocessing.spawn(fn, args, nprocs)`` with forked processes: each rank starts
+    with the test process's imports (torch, attnlab) instead of 2-3 s of importing them again."""
+    import torch._dynamo  # noqa: F401  (DDP and the optimizers import it: here once, not per rank)
+
+    mp.start_processes(_one_thread, args=(fn, *args), nprocs=nprocs, join=True, start_method="fork")
 
 
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:

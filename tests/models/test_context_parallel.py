@@ -7,10 +7,9 @@ import itertools
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 
 from attnlab.models import GPT, GPTConfig
-from helpers import free_port, token_batch, write_corpus
+from helpers import free_port, run_ranks, token_batch, write_corpus
 
 CASES = list(itertools.product(("rope", "learned", "sinusoidal"), ("contiguous", "zigzag")))
 
@@ -55,7 +54,7 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
 
 def test_a_context_parallel_step_equals_one_process_on_whole_sequences(tmp_path):
     out = str(tmp_path / "cp.pt")
-    mp.spawn(_worker, args=(2, free_port(), out), nprocs=2, join=True)
+    run_ranks(_worker, (2, free_port(), out), 2)
     results = torch.load(out, weights_only=True)
     for (pos, layout), (loss, grads) in zip(CASES, results, strict=True):
         torch.manual_seed(0)
@@ -106,7 +105,7 @@ def _train_worker(rank: int, port: int, run_dir: str) -> None:
 
 def test_train_gpt_with_context_parallel_keeps_ranks_identical(tmp_path):
     run = tmp_path / "run"
-    mp.spawn(_train_worker, args=(free_port(), str(run)), nprocs=2, join=True)
+    run_ranks(_train_worker, (free_port(), str(run)), 2)
     a, b = (torch.load(tmp_path / f"cp_rank{r}.pt", weights_only=True) for r in (0, 1))
     saved = torch.load(run / "checkpoint.pt", weights_only=True)["model"]
     torch.manual_seed(1337)  # the run's seed: the weights it started from

@@ -11,12 +11,11 @@ import itertools
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 import torch.nn.functional as F
 
 from attnlab.nn.ring import ring_attention, shard_positions, shard_sequence, unshard_sequence
 from attnlab.parity import compare
-from helpers import free_port
+from helpers import free_port, run_ranks
 
 CONFIGS = [  # (causal, layout, B, H, Hk, D)
     (causal, layout, B, H, Hk, D)
@@ -55,7 +54,7 @@ def _worker(rank: int, world: int, port: int, T: int, out_dir: str) -> None:
 
 @pytest.mark.parametrize("world, T", [(2, 8), (4, 16)])
 def test_ring_attention_equals_whole_sequence_attention(tmp_path, world, T):
-    mp.spawn(_worker, args=(world, free_port(), T, str(tmp_path)), nprocs=world, join=True)
+    run_ranks(_worker, (world, free_port(), T, str(tmp_path)), world)
     per_rank = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(world)]
     for i, (causal, layout, B, H, Hk, D) in enumerate(CONFIGS):
         q, k, v, dout = (x.requires_grad_() for x in _inputs(T, B, H, Hk, D, seed=i))

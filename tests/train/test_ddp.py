@@ -4,10 +4,9 @@ import json
 import os
 
 import torch
-import torch.multiprocessing as mp
 
 from attnlab.models import GPT, GPTConfig
-from helpers import free_port, token_batch
+from helpers import free_port, run_ranks, token_batch
 
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16)
 
@@ -60,7 +59,7 @@ def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
 
 def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_batch(tmp_path):
     out = str(tmp_path / "grads.pt")
-    mp.spawn(_ddp_worker, args=(free_port(), out), nprocs=2, join=True)
+    run_ranks(_ddp_worker, (free_port(), out), 2)
     torch.manual_seed(0)
     model = GPT(CFG)
     x, y = _batch()
@@ -72,7 +71,7 @@ def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_bat
 
 def test_trainer_under_two_processes_writes_from_rank_0_only(tmp_path):
     run = tmp_path / "run"
-    mp.spawn(_trainer_worker, args=(free_port(), str(run)), nprocs=2, join=True)
+    run_ranks(_trainer_worker, (free_port(), str(run)), 2)
     names = {p.name for p in run.iterdir()}
     assert {"checkpoint.pt", "log.jsonl", "config.json", "tokenizer.json"} <= names
     log = (run / "log.jsonl").read_text().splitlines()
@@ -123,7 +122,7 @@ def test_seq2seq_loss_goes_through_ddp(tmp_path):
     from attnlab.train.seq2seq import SRC, TGT, DateTask, encode_batch
 
     out = str(tmp_path / "grads.pt")
-    mp.spawn(_seq2seq_worker, args=(free_port(), out), nprocs=2, join=True)
+    run_ranks(_seq2seq_worker, (free_port(), out), 2)
     torch.manual_seed(0)
     model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), emb=8, hidden=8, attn_hidden=8))
     halves = [encode_batch(S2S_PAIRS[:2]), encode_batch(S2S_PAIRS[2:])]
