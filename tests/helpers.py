@@ -40,6 +40,39 @@ def run_ranks(fn, args: tuple, nprocs: int) -> None:
     mp.start_processes(_one_thread, args=(fn, *args), nprocs=nprocs, join=True, start_method="fork")
 
 
+def fork_spawn(monkeypatch) -> None:
+    """Make ``torch.multiprocessing``'s ``spawn`` and ``get_context("spawn")`` fork instead, for
+    code under test that starts its own processes (the ring benchmark): the same work in each
+    process, without 2-3 s of importing torch again in every one."""
+    import torch._dynamo  # noqa: F401  (imported here once, as in run_ranks)
+
+    fork = mp.get_context("fork")
+    monkeypatch.setattr(mp, "get_context", lambda method=None: fork)
+    monkeypatch.setattr(
+        mp,
+        "spawn",
+        lambda fn, args=(), nprocs=1, join=True, **kw: mp.start_processes(
+            fn, args, nprocs, join, start_method="fork"
+        ),
+    )
+
+
+def fork_main(argv: list[str]):
+    """``python -m attnlab ARGV`` as a forked process (started; its exit status is what
+    ``main`` returned): signals reach its own handlers, without importing torch again."""
+    import multiprocessing
+
+    proc = multiprocessing.get_context("fork").Process(target=_exit_with_main, args=(argv,))
+    proc.start()
+    return proc
+
+
+def _exit_with_main(argv: list[str]) -> None:
+    from attnlab.cli import main
+
+    raise SystemExit(main(argv))
+
+
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:
     """A UTF-8 corpus file in ``folder``."""
     path = Path(folder) / name

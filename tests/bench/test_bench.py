@@ -4,6 +4,7 @@ import pytest
 
 from attnlab import bench
 from attnlab.cli import main
+from helpers import fork_spawn
 
 
 def test_bench_json_and_plot(tmp_path, capsys):
@@ -65,7 +66,8 @@ def test_bad_arguments_are_one_line_naming_the_flag(args, named, capsys):
     assert len(err.strip().splitlines()) == 1 and named in err and args[1] in err
 
 
-def test_ring_bench_runs_and_refuses_lengths_it_cannot_split(capsys):
+def test_ring_bench_runs_and_refuses_lengths_it_cannot_split(capsys, monkeypatch):
+    fork_spawn(monkeypatch)  # its processes forked, not spawned: no timing is asserted here
     assert main(["bench", "--ring", "2", "--lengths", "10", "--repeats", "1"]) == 2
     assert "--lengths 10: sequence length 10 must be a multiple of 4" in capsys.readouterr().err
     args = [

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.cli import main
 from attnlab.grade import EXERCISES, grade_dir, grade_file, grade_source, write_starter
 from attnlab.grade.notebook import notebook_source
 
@@ -108,32 +109,19 @@ def test_exit_codes_and_formats(tmp_path):
     assert r.returncode == 2 and "--exercise" in r.stderr
 
 
-def test_class_mode_csv(tmp_path):
+def test_class_mode_csv(tmp_path, capsys):
     for p in FILES:
         if p.stem.startswith("self_attention__") and "timeout" not in p.stem:
             (tmp_path / p.name).write_bytes(p.read_bytes())
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "attnlab",
-            "grade",
-            str(tmp_path),
-            "--exercise",
-            "self_attention",
-            "--format",
-            "csv",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 1
-    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    args = ["grade", str(tmp_path), "--exercise", "self_attention", "--format", "csv"]
+    assert main(args) == 1
+    out = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(out.out)))
     assert len(rows) == len(list(tmp_path.iterdir()))
     by_file = {Path(r["file"]).stem: r for r in rows}
     assert by_file["self_attention__pass__loops"]["passed"] == "1"
     assert by_file["self_attention__missing_scale__no_sqrt"]["mistakes"].startswith("missing_scale")
-    assert "submissions passed" in out.stderr and "most common mistakes" in out.stderr
+    assert "submissions passed" in out.err and "most common mistakes" in out.err
 
 
 def test_hanging_submission_is_stopped_quickly():

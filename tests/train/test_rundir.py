@@ -15,7 +15,7 @@ import pytest
 
 from attnlab.cli import main
 from attnlab.train.rundir import truncate_log
-from helpers import PROSE_CORPUS, write_corpus
+from helpers import PROSE_CORPUS, fork_main, write_corpus
 
 SMALL = [
     "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
@@ -79,18 +79,18 @@ def test_out_naming_a_file_is_one_line(tmp_path, corpus, capsys):
 
 def test_sigterm_checkpoints_and_resume_reads_as_one_run(tmp_path, corpus):
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "attnlab", "train", "gpt", "--out", str(run)]
-    cmd += ["--corpus", str(corpus), *SMALL, "--max-iters", "100000", "--eval-interval", "1000"]
-    proc = subprocess.Popen([*cmd, "--set", "log_interval=1"], stderr=subprocess.PIPE, text=True)
+    cmd = ["train", "gpt", "--out", str(run), "--corpus", str(corpus), *SMALL]
+    cmd += ["--max-iters", "100000", "--eval-interval", "1000", "--set", "log_interval=1"]
+    proc = fork_main(cmd)  # a process of its own, for the signal, forked: torch is imported
     log = run / "log.jsonl"
     deadline = time.monotonic() + 600  # only against a hang: a busy machine may be slow
-    while proc.poll() is None and time.monotonic() < deadline:
+    while proc.is_alive() and time.monotonic() < deadline:
         if log.exists() and log.read_text().count("\n") > 6:
             break
         time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.join(timeout=60)
+    assert proc.exitcode == 130
     steps = [r["iter"] for r in _log(run) if r.get("kind") == "step"]
     from attnlab.train import load_checkpoint
 
