@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -68,28 +67,29 @@ def test_every_mistake_id_in_the_issue_is_covered_by_the_corpus():
     assert {_expect(p)[0] for p in FILES if _expect(p)[1] == "pass"} == set(EXERCISES)
 
 
-def test_forged_output_cannot_pass_and_json_stdout_is_only_the_report():
+def _grade(capfd, *args) -> subprocess.CompletedProcess:
+    """``attnlab grade ARGS`` through ``main``, in this process; what reached file descriptors
+    1 and 2 (a sandboxed child's too, had it inherited them) is its stdout and stderr."""
+    capfd.readouterr()
+    status = main(["grade", *map(str, args)])
+    out = capfd.readouterr()
+    return subprocess.CompletedProcess(args, status, out.out, out.err)
+
+
+def test_forged_output_cannot_pass_and_json_stdout_is_only_the_report(capfd):
     path = CORPUS / "self_attention__fail__forged_report.py"
-    out = subprocess.run(
-        [sys.executable, "-m", "attnlab", "grade", str(path), "--format", "json"],
-        capture_output=True,
-        text=True,
-    )
+    out = _grade(capfd, path, "--format", "json")
     assert out.returncode == 1
     report = json.loads(out.stdout)  # the child's printed JSON never reaches our stdout
     assert report["passed"] is False and report["exercise"] == "self_attention"
     assert set(report) >= {"exercise", "passed", "score", "checks", "mistakes"}
 
 
-def test_exit_codes_and_formats(tmp_path):
+def test_exit_codes_and_formats(tmp_path, capfd):
     good = CORPUS / "self_attention__pass__vectorized.py"
 
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "attnlab", "grade", *map(str, args)],
-            capture_output=True,
-            text=True,
-        )
+        return _grade(capfd, *args)
 
     assert run(good).returncode == 0
     out = run(good, "--format", "junit")
