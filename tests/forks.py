@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import runpy
 import selectors
 import socket
 import sys
@@ -38,6 +37,7 @@ import torch._dynamo  # noqa: F401  (an optimizer imports it: 2 s, once here)
 
 import attnlab.cli
 import attnlab.lessons  # noqa: F401
+from helpers import become
 
 # the kernel's launcher: a bare python (no site) that passes its part on, forwards the signals
 # a kernel manager sends (SIGINT interrupts, SIGTERM ends) and lives as long as the kernel
@@ -53,35 +53,6 @@ for sig in (signal.SIGINT, signal.SIGTERM):
 while s.recv(1):  # empty when the kernel has ended: its copy of this socket closes
     pass
 """
-
-
-def _become(args: list[str], cwd: str, out: str, err: str) -> None:
-    """In a forked child: become ``python ARGS`` run in ``cwd``, then exit with its status."""
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the jobs' lines are for this runner only
-    for fd, path in ((1, out), (2, err)):
-        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
-    os.chdir(cwd)
-    status = 0
-    try:
-        if args[0] == "-c":
-            sys.argv, sys.path[0] = ["-c", *args[2:]], ""
-            exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
-        elif args[0] == "-m":
-            sys.argv, sys.path[0] = [args[1], *args[2:]], os.getcwd()
-            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
-            runpy.run_path(args[0], run_name="__main__")
-    except SystemExit as e:  # as the interpreter reads it: None is 0, a message is 1
-        status = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-        if not isinstance(e.code, int | None):
-            print(e.code, file=sys.stderr)
-    except BaseException:
-        traceback.print_exc()
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
 
 
 def _kernel(conn: socket.socket, listener: socket.socket) -> None:
@@ -161,7 +132,7 @@ def main() -> None:
             out, err = tmp / f"{n}.out", tmp / f"{n}.err"
             pid = fork()
             if pid == 0:
-                _become(args, cwd, str(out), str(err))
+                become(args, cwd, str(out), str(err))
             running[pid] = (key, out, err)
         while True:  # reap every child that ended (kernels too; only jobs are reported)
             try:

@@ -8,7 +8,13 @@ processes inherit that path).
 from __future__ import annotations
 
 import io
+import os
+import runpy
 import socket
+import subprocess
+import sys
+import tempfile
+import traceback
 from pathlib import Path
 
 import torch
@@ -44,8 +50,6 @@ def fork_spawn(monkeypatch) -> None:
     """Make ``torch.multiprocessing``'s ``spawn`` and ``get_context("spawn")`` fork instead, for
     code under test that starts its own processes (the ring benchmark): the same work in each
     process, without 2-3 s of importing torch again in every one."""
-    import torch._dynamo  # noqa: F401  (imported here once, as in run_ranks)
-
     fork = mp.get_context("fork")
     monkeypatch.setattr(mp, "get_context", lambda method=None: fork)
     monkeypatch.setattr(
@@ -71,6 +75,54 @@ def _exit_with_main(argv: list[str]) -> None:
     from attnlab.cli import main
 
     raise SystemExit(main(argv))
+
+
+def become(args: list[str], cwd: str, out: str, err: str) -> None:
+    """In a forked child: become ``python ARGS`` run in ``cwd``, then exit with its status."""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the jobs' lines are for this runner only
+    for fd, path in ((1, out), (2, err)):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+    # streams on those descriptors, as a fresh interpreter has them (not a test's capture)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    os.chdir(cwd)
+    status = 0
+    try:
+        if args[0] == "-c":
+            sys.argv, sys.path[0] = ["-c", *args[2:]], ""
+            exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
+        elif args[0] == "-m":
+            sys.argv, sys.path[0] = [args[1], *args[2:]], os.getcwd()
+            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
+            runpy.run_path(args[0], run_name="__main__")
+    except SystemExit as e:  # as the interpreter reads it: None is 0, a message is 1
+        status = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        if not isinstance(e.code, int | None):
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def fork_run(args: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    """``python ARGS`` (a script, ``-m module`` or ``-c code``) as a fork of this process, which
+    has torch and attnlab imported already; what it printed and its exit status, as
+    ``subprocess.run(..., capture_output=True, text=True)`` gives them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = f"{tmp}/out", f"{tmp}/err"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            become(list(args), cwd or os.getcwd(), out, err)
+        _, status = os.waitpid(pid, 0)
+        texts = [Path(p).read_text(encoding="utf-8", errors="replace") for p in (out, err)]
+        return subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(status), *texts)
 
 
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:

@@ -1,13 +1,30 @@
 import json
+import sys
 
 import pytest
 
 from attnlab import bench
 from attnlab.cli import main
-from helpers import fork_spawn
+from helpers import fork_run, fork_spawn
 
 
-def test_bench_json_and_plot(tmp_path, capsys):
+def _forked_probes(monkeypatch) -> None:
+    """The benchmark measures each method in a process of its own (``python -m
+    attnlab.bench.probe``): here a fork of this one, torch already imported."""
+    import subprocess
+
+    plain = subprocess.run
+
+    def run(cmd, *args, **kw):
+        if list(cmd[:3]) == [sys.executable, "-m", "attnlab.bench.probe"]:
+            return fork_run(cmd[1:])
+        return plain(cmd, *args, **kw)
+
+    monkeypatch.setattr(subprocess, "run", run)
+
+
+def test_bench_json_and_plot(tmp_path, capsys, monkeypatch):
+    _forked_probes(monkeypatch)
     plot = tmp_path / "b.png"
     args = [
         "bench", "--lengths", "64,128", "--heads", "2", "--dim", "16",
