@@ -48,16 +48,16 @@ def test_allowed_host_is_exact():
     assert not allowed_host("127.0.0.1:80001", 8000) and not allowed_host("x:8000", 8000)
 
 
-def _hang_up_early(port: int, n: int) -> None:
-    """n clients that ask for the page and reset the connection at once, and n idle ones."""
+def _hang_up_early(port: int, asking: int, idle: int) -> None:
+    """Clients that ask for the page and reset the connection at once (each costs the server a
+    page), and idle ones, all reset."""
     linger = struct.pack("ii", 1, 0)  # close with a reset, as a browser tab closing can
-    idle = []
-    for _ in range(n):
+    for _ in range(asking):
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
         s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
         s.close()
-        idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(idle)]
     for s in idle:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
         s.close()
@@ -67,7 +67,7 @@ def test_clients_that_leave_early_print_nothing(served, capfd, monkeypatch):
     port = served.server_address[1]
     errors = []
     monkeypatch.setattr(sys, "stderr", _Recorder(errors))
-    _hang_up_early(port, 30)
+    _hang_up_early(port, asking=10, idle=10)
     assert _get(port, "/", f"127.0.0.1:{port}")[0] == 200  # still serving
     for _ in range(200):  # every early client's thread has finished (bounded wait)
         if not any("process_request" in t.name for t in threading.enumerate()):
