@@ -9,13 +9,16 @@
 
 The sources live in a cache folder that persists between builds (default: beside OUT,
 ``OUT-cache``): per language a conf.py, an index.md and each lesson's notebook (exported by
-the lessons' own code, see ``notebook.py``), Sphinx's doctrees, and myst-nb's jupyter cache of
-executed notebooks. A notebook is exported again only when its stamp (the attnlab sources, the
-lesson, language, seed and overrides) changed, and written only when its text changed; myst-nb
-executes a notebook only when its code (or attnlab's library code) changed; and a language whose
-sources are all unchanged skips Sphinx. So a rebuild with nothing changed exports, reads,
-executes and writes nothing. Sphinx builds into the cache (myst-nb writes beside its output
-folder); OUT/<lang> is then made to mirror it.
+the lessons' own code without running it, see ``notebook.py``: the kernel fills in the prose's
+numbers, so each lesson runs once per language), Sphinx's doctrees, and myst-nb's jupyter cache
+of executed notebooks. A notebook is exported again only when its stamp (the attnlab sources,
+the lesson, language, seed and overrides) changed, and written only when its text changed;
+myst-nb executes a notebook only when its code (or attnlab's library code) changed; and a
+language whose sources are all unchanged skips Sphinx. So a rebuild with nothing changed
+exports, reads, executes and writes nothing. Sphinx builds into the cache (myst-nb writes
+beside its output folder); OUT/<lang> is then made to mirror it. Languages build in processes
+of their own, as many at once as there are cores (``jobs``), each kernel's torch and BLAS
+threads set to its share of the cores.
 """
 
 from __future__ import annotations
@@ -25,14 +28,17 @@ import html
 import importlib.util
 import io
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import time
 import traceback
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -62,6 +68,7 @@ class BookConfig:
     overrides: dict[str, object] = field(default_factory=dict)  # e.g. {"BUDGET": 5}
     cache: Path | None = None  # default: OUT-cache beside OUT
     timeout: int = 900  # seconds one notebook cell may run
+    jobs: int = 0  # languages built at once (0: one per core)
     quiet: bool = False
 
 
@@ -86,27 +93,52 @@ def build(cfg: BookConfig) -> Path:
     (out / MARK).touch()  # a folder the book may update (its language folders are mirrored)
     fp = fingerprint()
     jupyter = _jupyter_cache(cache, fp)
-    for lang in cfg.langs:
-        start = time.perf_counter()
-        src = cache / "src" / lang
-        changed = _sources(src, lang, lessons, cfg, fp, str(jupyter))
-        html_dir = cache / "html" / lang  # myst-nb writes beside Sphinx's output: not into OUT
-        log, built, stamp = cache / f"sphinx-{lang}.log", cache / f"built-{lang}.stamp", _tree(src)
-        if html_dir.is_dir() and built.is_file() and built.read_text() == stamp:
-            atomic_write_text(log, "Nothing changed since the last build: Sphinx did not run.\n")
-            _say(cfg, f"{lang}: {len(lessons)} lessons, nothing changed")
-        else:
-            _say(cfg, f"{lang}: {len(lessons)} lessons, {changed} exported anew; building")
-            built.unlink(missing_ok=True)
-            _sphinx(src, html_dir, cache / "doctrees" / lang, log)
-            atomic_write_text(built, stamp)
-        mirror(html_dir, out / lang)
-        _say(cfg, f"{lang}: done in {time.perf_counter() - start:.0f} s")
+    one = partial(_language, cfg, lessons, cache, out, fp, jupyter)
+    jobs = min(len(cfg.langs), cfg.jobs or cores())
+    if jobs == 1:
+        for lang in cfg.langs:
+            one(lang)
+    else:  # one process per language; each kernel's torch gets its share of the cores
+        threads = max(1, cores() // jobs)
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(jobs, spawn, initializer=_threads, initargs=(threads,)) as pool:
+            list(pool.map(one, cfg.langs))
     fonts(out / FONTS)
     index = out / "index.html"
     _write_if_changed(index, root_index(cfg.langs, lessons))
     _say(cfg, f"wrote {index}")
     return index
+
+
+def cores() -> int:
+    """The CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _threads(n: int) -> None:
+    """In a language's build process: the kernels it starts use ``n`` threads (torch, BLAS)."""
+    os.environ["OMP_NUM_THREADS"] = str(n)
+
+
+def _language(
+    cfg: BookConfig, lessons: list[int], cache: Path, out: Path, fp: str, jupyter: Path, lang: str
+) -> None:
+    """One language's book: its sources, a Sphinx build when they changed, mirrored to OUT."""
+    start = time.perf_counter()
+    src = cache / "src" / lang
+    changed = _sources(src, lang, lessons, cfg, fp, str(jupyter / lang))
+    html_dir = cache / "html" / lang  # myst-nb writes beside Sphinx's output: not into OUT
+    log, built, stamp = cache / f"sphinx-{lang}.log", cache / f"built-{lang}.stamp", _tree(src)
+    if html_dir.is_dir() and built.is_file() and built.read_text() == stamp:
+        atomic_write_text(log, "Nothing changed since the last build: Sphinx did not run.\n")
+        _say(cfg, f"{lang}: {len(lessons)} lessons, nothing changed")
+    else:
+        _say(cfg, f"{lang}: {len(lessons)} lessons, {changed} exported anew; building")
+        built.unlink(missing_ok=True)
+        _sphinx(src, html_dir, cache / "doctrees" / lang, log)
+        atomic_write_text(built, stamp)
+    mirror(html_dir, out / lang)
+    _say(cfg, f"{lang}: done in {time.perf_counter() - start:.0f} s")
 
 
 def fonts(folder: Path) -> None:
@@ -148,7 +180,9 @@ def fingerprint() -> str:
     h = hashlib.sha256(f"{attnlab.__version__} {KERNEL_CONFIG}".encode())
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if rel.parts[0] in ("book", "commands", "cli.py") or "__pycache__" in rel.parts:
+        if rel.parts[0] in ("commands", "cli.py") or "__pycache__" in rel.parts:
+            continue
+        if rel.parts[0] == "book" and rel.name != "live.py":  # the kernel runs live.py
             continue
         if p.suffix in (".py", ".md", ".json"):
             h.update(rel.as_posix().encode() + b"\0" + p.read_bytes())
