@@ -491,7 +491,8 @@ def test_figures_print_as_text_and_draw_as_images():
     h = show.heat(w, ["床", "前"], ["床", "前"], title="重み")
     text = h.text()
     assert text.splitlines()[0] == "重み" and "床" in text and "█" in text and "·" in text
-    assert "0.00 … 1.00" in text
+    assert text.splitlines()[-1].split()[:10] == "· ≤0.00 ░ <0.25 ▒ <0.50 ▓ <0.75 █ ≥0.75".split()
+    assert text.splitlines()[2:4] == ["床 ██··", "前 ▒▒██"]  # 0.25 is the second step up
     fig = h.figure()
     assert fig.axes[0].get_title() == "重み"
     b = show.bars({"raw": [0.9, 0.3], "/√d": [0.5, 0.4]}, ["16", "64"], title="max weight")
