@@ -30,7 +30,7 @@ from .. import __version__
 from ..errors import UserError
 from ..files import atomic_write_text
 from ..i18n import Text
-from . import engine, runner, source
+from . import engine, render, runner, source
 
 if TYPE_CHECKING:
     import nbformat
@@ -211,7 +211,7 @@ def _quiz(number: int, lang: str) -> list[NotebookCell]:
 
 def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
     """nbformat 4 (no outputs: the learner runs it), validated; cell ids numbered, so the same
-    lesson exports to the same file."""
+    lesson exports to the same file. Markdown's CJK line breaks are joined (``render.join_cjk``)."""
     import nbformat
     from nbformat import v4
 
@@ -220,10 +220,17 @@ def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    make = {"markdown": v4.new_markdown_cell, "code": v4.new_code_cell}
-    nb.cells = [make[c.kind](c.text, id=f"cell-{i}") for i, c in enumerate(cells)]
+    nb.cells = [_cell(c, f"cell-{i}") for i, c in enumerate(cells)]
     nbformat.validate(nb)
     return nb
+
+
+def _cell(c: NotebookCell, ident: str) -> nbformat.NotebookNode:
+    from nbformat import v4
+
+    if c.kind == "markdown":
+        return v4.new_markdown_cell(render.join_cjk(c.text), id=ident)
+    return v4.new_code_cell(c.text, id=ident)
 
 
 def notebook(
