@@ -23,7 +23,7 @@ from attnlab.book import live
 from attnlab.book.notebook import page_notebook
 from attnlab.cli import main
 from attnlab.explore import page as playground
-from attnlab.lessons import runner, source
+from attnlab.lessons import render, runner, source
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LANGS = ("en", "zh")
@@ -238,9 +238,9 @@ def test_a_page_notebook_runs_nothing_and_leaves_its_numbers_to_the_kernel(monke
 def test_the_kernel_fills_the_prose_from_its_own_namespace():
     ns = {"w": np.array([0.1, 0.2, 0.3, 0.375, 0.025]), "w5": np.arange(5) / 8, "SEED": 0}
     shown = live.prose(1, "zh", "query_key", ns)
-    assert shown.data == live.joined_cjk(source.fill(source.prose(1, "zh").texts["query_key"], ns))
+    assert shown.data == render.join_cjk(source.fill(source.prose(1, "zh").texts["query_key"], ns))
     raw = source.prose(1, "zh").texts["query_key"]
-    cjk_break = f"[{live.CJK}]\n[{live.CJK}]"
+    cjk_break = f"[{render.CJK}]\n[{render.CJK}]"
     assert re.search(cjk_break, raw) and not re.search(cjk_break, shown.data)
     s = runner.Session(1)
     s.steps()
@@ -260,7 +260,7 @@ def _ran(s: runner.Session) -> dict:
 def test_a_rebuild_with_nothing_changed_executes_nothing(book, capfd):
     pages = {p: p.stat().st_mtime_ns for p in book.rglob("*.html")}
     assert main(["book", str(book), *BUILD]) == 0
-    said = capfd.readouterr().out  # each language is built in a process of its own
+    said = capfd.readouterr().out
     built = [p.name for p in book.iterdir() if p.is_dir() and not p.name.startswith("_")]
     assert said.count("nothing changed") == len(built) >= len(LANGS)
     for lang in built:
@@ -298,3 +298,22 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, argv, words):
     assert main(["book", str(tmp_path / "site"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err
+
+
+def test_a_lesson_that_fails_in_its_kernel_is_one_line_and_its_traceback_is_logged(
+    monkeypatch, tmp_path, capsys
+):
+    pytest.importorskip("myst_nb")
+    from attnlab.book import site
+
+    def broken(number, lang, seed=0, overrides=None) -> str:
+        cell = {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "source": ""}
+        cell["source"] = "raise ValueError('a step that broke')"
+        meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        return json.dumps({"cells": [cell], "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+    monkeypatch.setattr(site, "page_notebook", broken)
+    assert main(["book", str(tmp_path / "site"), "--lessons", "4", "--lang", "en"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lesson4.ipynb" in err and "execute.log" in err
+    assert "a step that broke" in (tmp_path / "site-cache" / "execute.log").read_text()

@@ -9,19 +9,8 @@ the values the cells above it computed in that kernel: one run gives the outputs
 from __future__ import annotations
 
 import importlib
-import re
 
-from ..lessons import runner, source
-
-CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
-CJK_BREAK = re.compile(f"(?<=[{CJK}])\n(?=[{CJK}])")
-
-
-def joined_cjk(text: str) -> str:
-    """Prose lines that break between two Chinese or Japanese characters, joined: a browser
-    shows such a break as a space, which these languages do not have (code blocks kept)."""
-    parts = re.split(r"(```.*?```)", text, flags=re.S)
-    return "".join(p if p.startswith("```") else CJK_BREAK.sub("", p) for p in parts)
+from ..lessons import render, runner, source
 
 
 def prose(number: int, lang: str, key: str, ns: dict):
@@ -29,7 +18,7 @@ def prose(number: int, lang: str, key: str, ns: dict):
     from IPython.display import Markdown
 
     text = source.fill(source.prose(number, lang).texts[key], ns)
-    return Markdown(joined_cjk(text))
+    return Markdown(render.join_cjk(text))
 
 
 def worked(number: int, lang: str, ident: str, ns: dict):
@@ -39,7 +28,7 @@ def worked(number: int, lang: str, ident: str, ns: dict):
 
     export = importlib.import_module("attnlab.lessons.export")
     s = runner.Session(number, ns.get("SEED", 0), lang, ns, _overrides(number, ns))
-    return Markdown(joined_cjk(export.worked_answer(s, ident).text))
+    return Markdown(render.join_cjk(export.worked_answer(s, ident).text))
 
 
 def _overrides(number: int, ns: dict) -> dict:
@@ -55,4 +44,4 @@ def call(kind: str, number: int, lang: str, key: str) -> str:
 
 IMPORT = "import attnlab.book.live as _book  # fills the page's prose from this kernel"
 
-__all__ = ["IMPORT", "call", "joined_cjk", "prose", "worked"]
+__all__ = ["IMPORT", "call", "prose", "worked"]

@@ -17,7 +17,7 @@ import re
 
 import nbformat
 
-from ..lessons import answers, source
+from ..lessons import answers, render, source
 from . import live
 from .words import WORDS
 
@@ -58,7 +58,7 @@ def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = Non
 def page_notebook(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> str:
     """The notebook the book's page for lesson ``number`` in ``lang`` is built from (JSON)."""
     nb = importlib.import_module("attnlab.lessons.export").to_notebook([])
-    cells = [_joined_cjk(_folded_quiz(c, lang)) for c in exported(number, lang, seed, overrides)]
+    cells = [_folded_quiz(c, lang) for c in exported(number, lang, seed, overrides)]
     if number in PLAYGROUNDS:
         cells = _with_playground(cells, number, lang)
     for i, c in enumerate(cells):
@@ -77,13 +77,6 @@ def _markdown(text: str) -> dict:
     return {"cell_type": "markdown", "id": "", "metadata": {}, "source": text}
 
 
-def _joined_cjk(cell: dict) -> dict:
-    """A Markdown cell's CJK line breaks joined (see ``live.joined_cjk``)."""
-    if cell["cell_type"] != "markdown":
-        return cell
-    return {**cell, "source": live.joined_cjk(_text(cell))}
-
-
 def _folded_quiz(cell: dict, lang: str) -> dict:
     """A quiz cell (it would print "no answer yet" on the page) becomes the answer, folded."""
     m = QUIZ_CALL.search(_text(cell)) if cell["cell_type"] == "code" else None
@@ -91,7 +84,7 @@ def _folded_quiz(cell: dict, lang: str) -> dict:
         return cell
     number, k = int(m.group(1)), int(m.group(2))
     question = source.prose(number, lang).quiz[k - 1]
-    reveal = answers.reveal(question, lang).replace("\n", "\n\n", 1)
+    reveal = render.join_cjk(answers.reveal(question, lang).replace("\n", "\n\n", 1))
     return _markdown(
         f'<details class="attnlab-answer"><summary>{html.escape(WORDS["answer"](lang))}</summary>'
         f"\n\n{reveal}\n\n</details>"

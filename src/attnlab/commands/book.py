@@ -46,11 +46,6 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--timeout", type=positive_int, default=900, help="seconds one cell may run (default 900)"
     )
-    p.add_argument(
-        "--jobs",
-        type=positive_int,
-        help="languages built at the same time (default: one per CPU core)",
-    )
     p.set_defaults(run=run)
 
 
@@ -80,7 +75,6 @@ def run(a) -> int:
         overrides=overrides,
         cache=Path(a.cache) if a.cache else None,
         timeout=a.timeout,
-        jobs=a.jobs or 0,
     )
     build(cfg)
     return 0
