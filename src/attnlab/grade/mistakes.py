@@ -145,6 +145,14 @@ ENTRIES = [
         mask=[{"diagonal": False}],
     ),
     _m(
+        "mask_shows_next", "mask",
+        "The mask lets each position see the next key too: keep the diagonal and what lies below it (np.tril with k=0, not k=1; np.triu hides from k=1).",
+        "マスクが次のキーまで見せています。対角線とその下だけを残してください（np.tril は k=0 で、k=1 ではありません。np.triu で隠すなら k=1 から）。",
+        "掩码让每个位置还能看到下一个键：只保留对角线及其下方（np.tril 用 k=0，不是 k=1；用 np.triu 隐藏时从 k=1 开始）。",
+        attention=[{"ahead": 1}, {"ahead": 1, "fill": -1e9}, {"ahead": 1, "fill": "add"}],
+        mask=[{"ahead": 1}],
+    ),
+    _m(
         "mask_dtype", "mask",
         "The mask must be a bool array (True = may attend); 0/1 numbers are added to scores by some libraries.",
         "マスクは bool 配列（True = 見てよい）にしてください。0/1 の数値は、ライブラリによってはスコアに足されてしまいます。",
@@ -241,6 +249,13 @@ ENTRIES = [
         "sin と cos が逆です。偶数列（0, 2, ...）が sin、奇数列が cos です。",
         "sin 和 cos 放反了：偶数列（0, 2, ...）放 sin，奇数列放 cos。",
         positions=[{"swap": True}],
+    ),
+    _m(
+        "pe_one_function", "positions",
+        "Each pair of columns takes both functions: sin on the even column (0, 2, ...), cos on the odd one; here one function fills both.",
+        "列の組ごとに両方の関数を使います。偶数列（0, 2, ...）は sin、奇数列は cos です。ここでは片方の関数が両方の列を埋めています。",
+        "每对列要用两个函数：偶数列（0, 2, ...）用 sin，奇数列用 cos；这里两列都用了同一个函数。",
+        positions=[{"only": "sin"}, {"only": "cos"}],
     ),
     # ---- additive --------------------------------------------------------------------------
     _m(
