@@ -823,7 +823,7 @@ OPERATORS = [
     Operator("mask comparison flipped", "mask_orientation", _compares, _flip_compare),
     Operator("mask hides the diagonal", "mask_diagonal_excluded", _tri_calls, _hide_diagonal),
     Operator("mask comparison strict", "mask_diagonal_excluded", _compares, _strict_compare),
-    Operator("mask shows one future key", None, _tri_calls, _one_future),
+    Operator("mask shows one future key", "mask_shows_next", _tri_calls, _one_future),
     Operator("mask not applied", "mask_ignored", _mask_ifs, _never),
     Operator("masked scores set to 0", "mask_fill_zero", _fills, _fill_zero),
     Operator("masked scores -1e30", "pass", _fills, _fill_neg1e9),
@@ -839,7 +839,7 @@ OPERATORS = [
     Operator("PE exponent i, not 2i", "pe_exponent_i_not_2i", _exponent_2i, _halve, only=("positional_encoding",)),
     Operator("PE positions from 1", "pe_position_offset", _arange_T, _from_one, only=("positional_encoding",)),
     Operator("PE sin and cos swapped", "sin_cos_swapped", _all_sin_cos, _swap_all, only=("positional_encoding",)),
-    Operator("PE one sin/cos changed", None, _sin_cos, _swap_sin_cos, only=("positional_encoding",)),
+    Operator("PE one sin/cos changed", "pe_one_function", _sin_cos, _swap_sin_cos, only=("positional_encoding",)),
     Operator("no tanh", "missing_tanh", _tanhs, _unwrap),
     Operator("tanh after v", "tanh_misplaced", _tanh_then_v, _tanh_outside),
 ]  # fmt: skip

@@ -9,6 +9,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
+import numpy as np
+
 
 def display_width(s: str) -> int:
     """Terminal columns ``s`` takes: wide and full-width characters count two."""
@@ -37,27 +39,70 @@ def text_table(
     return "\n".join(lines)
 
 
-SHADES = " ·:-=+*#%@"  # a text heatmap's cells, from weight 0 (blank) to 1 (@)
+SHADES = "·░▒▓█"  # a heatmap cell: · at or below the lowest value, then four steps up to █
 
 
-def text_heatmap(weights, inp: str, out: str) -> str:
-    """An alignment (len(out), len(inp)) in characters: one row per output character, one column
-    per input one. Full-width input characters (年, 月) take two terminal columns, so their
-    cells do too."""
-    cols = ["␣" if c == " " else c for c in inp]
-    widths = [display_width(c) for c in cols]
-    lines = ["    " + " ".join(cols)]
-    for i, ch in enumerate(out):
-        cells = (
-            SHADES[min(len(SHADES) - 1, int(float(x) * len(SHADES)))].ljust(wd)
-            for x, wd in zip(weights[i], widths, strict=True)
+def level(v: float, lo: float, hi: float, levels: int) -> int:
+    """Which of ``levels`` equal steps from ``lo`` to ``hi`` the value ``v`` falls in."""
+    if not np.isfinite(v):
+        return 0
+    return int(np.clip((v - lo) / max(hi - lo, 1e-12) * levels, 0, levels - 1))
+
+
+def shade(v: float, lo: float, hi: float) -> str:
+    """One heatmap cell: blank for a value that is not a number, · at or below ``lo``."""
+    if not np.isfinite(v):
+        return " "
+    return SHADES[0] if v <= lo else SHADES[1 + level(v, lo, hi, len(SHADES) - 1)]
+
+
+def shade_legend(lo: float, hi: float) -> str:
+    """What each shade stands for, as one line: ``· ≤0.00  ░ <0.25 ... █ ≥0.75``."""
+    steps = len(SHADES) - 1
+    bounds = [lo + (hi - lo) * k / steps for k in range(1, steps)]
+    parts = [f"{SHADES[0]} ≤{lo:.2f}"]
+    parts += [f"{c} <{b:.2f}" for c, b in zip(SHADES[1:], bounds, strict=False)]
+    return "  ".join([*parts, f"{SHADES[-1]} ≥{bounds[-1]:.2f}"])
+
+
+def spread(n: int, most: int | None) -> list[int]:
+    """At most ``most`` indices spread evenly over range(n) (all of them for None)."""
+    if most is None or n <= most:
+        return list(range(n))
+    return sorted(set(np.linspace(0, n - 1, most).astype(int)))
+
+
+def text_heatmap(
+    w,
+    rows: Sequence[str] | None = None,
+    cols: Sequence[str] | None = None,
+    lo: float | None = 0.0,
+    hi: float | None = None,
+    width: int | None = 72,
+    most: tuple[int | None, int | None] = (24, 32),
+) -> str:
+    """A (T, S) matrix in characters: one line per row (its label on the left), one cell per
+    column under its label, and the shades' legend last. ``lo``/``hi``: the range the shades
+    span (None: the data's). At most ``most`` rows and columns are shown, spread evenly; when
+    the column labels would pass ``width`` columns, the columns are numbered (last digit)."""
+    w = np.atleast_2d(np.asarray(w, dtype=float))
+    rows_at, cols_at = spread(w.shape[0], most[0]), spread(w.shape[1], most[1])
+    lo = float(np.nanmin(w)) if lo is None else lo
+    hi = hi if hi is not None else max(float(np.nanmax(w)), lo + 1e-12)
+    names, heads = _labels(rows, rows_at), _labels(cols, cols_at)
+    cell = max(2, *(display_width(h) for h in heads))
+    if width is not None and cell * len(cols_at) > width - 8:  # too wide: numbered columns
+        cell, heads = 2, [str(c % 10) for c in cols_at]
+    left = max((display_width(n) for n in names), default=1)
+    lines = [" " * (left + 1) + "".join(pad(h, cell) for h in heads).rstrip()]
+    for r, name in zip(rows_at, names, strict=True):
+        lines.append(
+            f"{pad(name, left)} " + "".join(shade(w[r, c], lo, hi) * cell for c in cols_at)
         )
-        lines.append(f" {ch}  " + " ".join(cells))
-    return "\n".join(lines)
+    return "\n".join([*lines, " " * (left + 1) + shade_legend(lo, hi)])
 
 
-def shade_legend() -> str:
-    """What a text heatmap's characters mean, as one line."""
-    steps = len(SHADES)
-    parts = [f"{'␣' if c == ' ' else c} <{(i + 1) / steps:.1f}" for i, c in enumerate(SHADES[:-1])]
-    return "shades: " + "  ".join(parts) + f"  {SHADES[-1]} >={(steps - 1) / steps:.1f}"
+def _labels(names: Sequence[str] | None, at: list[int]) -> list[str]:
+    """The labels at ``at`` (a space shown as ␣; the index where there is no label)."""
+    labels = [str(names[i]) if names is not None and i < len(names) else str(i) for i in at]
+    return ["␣" if x == " " else x for x in labels]

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 from attnlab import ref
+from attnlab.book import live
+from attnlab.book.notebook import page_notebook
 from attnlab.cli import main
 from attnlab.explore import page as playground
-from attnlab.lessons import runner, source
+from attnlab.lessons import render, runner, source
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LANGS = ("en", "zh")
@@ -104,6 +106,9 @@ def test_lesson1_shows_the_lessons_own_numbers_and_figures(browser, book):
     text = w.page.locator("article").inner_text()
     for line in printed.splitlines():
         assert line.strip() in text
+    words = source.fill(source.prose(1, "en").texts["query_key"], s.ns)  # filled by the kernel
+    assert " ".join(words.split()) in " ".join(text.split())
+    assert "_book" not in text and "{w" not in text
     weights = ref.softmax(np.array([0.1, 0.0, 0.9, 1.0, 0.8]))  # the keys' scores for q = [1, 0]
     assert [round(float(x), 2) for x in weights] == [0.12, 0.11, 0.26, 0.29, 0.23]
     assert re.search(r"'床': 0\.12, '前': 0\.11, '明': 0\.26, '月': 0\.29, '光': 0\.23", text)
@@ -204,16 +209,58 @@ def test_lesson_pages_come_from_the_lessons_own_notebooks(book):
     steps = [c.code for c in source.cells(1) if c.kind == "step"]
     assert all(any(step in c for c in code) for step in steps)
     markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
-    assert sum("<details" in m for m in markdown) == len(runner.exercises(1)) + len(
-        source.prose(1, "en").quiz
-    )
+    worked = [c for c in code if c.startswith("_book.worked(")]  # answers with numbers
+    folded = sum("<details" in m for m in markdown) + len(worked)
+    assert folded == len(runner.exercises(1)) + len(source.prose(1, "en").quiz)
     assert sum("attnlab-playground" in m for m in markdown) == 1
 
 
-def test_a_rebuild_with_nothing_changed_executes_nothing(book, capsys):
+def test_a_page_notebook_runs_nothing_and_leaves_its_numbers_to_the_kernel(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("the page's notebook ran lesson code outside its kernel")
+
+    monkeypatch.setattr(runner.Session, "run", refuse)
+    nb = json.loads(page_notebook(6, "en", overrides={"BUDGET": 0.5}))
+    cells = nb["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    text = "".join("".join(c["source"]) for c in cells)
+    assert "BUDGET = 0.5" in text
+    words = source.prose(6, "en")
+    for key, prose in words.texts.items():  # every text with numbers: filled by the kernel
+        if source.placeholders(prose):
+            kind = "worked" if key.endswith("/solution") else "prose"
+            call = f'_book.{kind}(6, "en", "{key.removesuffix("/solution")}", globals())'
+            hidden = [c for c in cells if "".join(c["source"]) == call]
+            assert len(hidden) == 1 and hidden[0]["metadata"]["tags"] == ["remove-input"], key
+    assert "import attnlab.book.live as _book" in code[1]  # right after the install cell
+
+
+def test_the_kernel_fills_the_prose_from_its_own_namespace():
+    ns = {"w": np.array([0.1, 0.2, 0.3, 0.375, 0.025]), "w5": np.arange(5) / 8, "SEED": 0}
+    shown = live.prose(1, "zh", "query_key", ns)
+    assert shown.data == render.join_cjk(source.fill(source.prose(1, "zh").texts["query_key"], ns))
+    raw = source.prose(1, "zh").texts["query_key"]
+    cjk_break = f"[{render.CJK}]\n[{render.CJK}]"
+    assert re.search(cjk_break, raw) and not re.search(cjk_break, shown.data)
+    s = runner.Session(1)
+    s.steps()
+    before = dict(s.ns)
+    fold = live.worked(1, "en", "query", s.ns).data
+    assert fold.startswith("<details>") and "Worked answer" in fold
+    assert s.ns.keys() == before.keys()  # the answer ran on a copy: the kernel's state is kept
+    assert source.fill(source.prose(1, "en").texts["query/solution"], {**s.ns, **_ran(s)}) in fold
+
+
+def _ran(s: runner.Session) -> dict:
+    fork = s.fork()
+    fork.run_cell(runner.part(1, "solution", "query")[0], quiet=True)
+    return fork.ns
+
+
+def test_a_rebuild_with_nothing_changed_executes_nothing(book, capfd):
     pages = {p: p.stat().st_mtime_ns for p in book.rglob("*.html")}
     assert main(["book", str(book), *BUILD]) == 0
-    said = capsys.readouterr().out
+    said = capfd.readouterr().out
     built = [p.name for p in book.iterdir() if p.is_dir() and not p.name.startswith("_")]
     assert said.count("nothing changed") == len(built) >= len(LANGS)
     for lang in built:
@@ -251,3 +298,22 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, argv, words):
     assert main(["book", str(tmp_path / "site"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err
+
+
+def test_a_lesson_that_fails_in_its_kernel_is_one_line_and_its_traceback_is_logged(
+    monkeypatch, tmp_path, capsys
+):
+    pytest.importorskip("myst_nb")
+    from attnlab.book import site
+
+    def broken(number, lang, seed=0, overrides=None) -> str:
+        cell = {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "source": ""}
+        cell["source"] = "raise ValueError('a step that broke')"
+        meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        return json.dumps({"cells": [cell], "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+    monkeypatch.setattr(site, "page_notebook", broken)
+    assert main(["book", str(tmp_path / "site"), "--lessons", "4", "--lang", "en"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lesson4.ipynb" in err and "execute.log" in err
+    assert "a step that broke" in (tmp_path / "site-cache" / "execute.log").read_text()

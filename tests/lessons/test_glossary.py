@@ -9,6 +9,7 @@ for attention). ``other_senses`` lists whole texts where a competing word means 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import pkgutil
@@ -120,6 +121,9 @@ def _grader_texts() -> list[tuple[str, str, str]]:
         elif isinstance(value, (list, tuple)):
             for v in value:
                 walk(name, v, depth + 1)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):  # e.g. an exercise
+            for f in dataclasses.fields(value):
+                walk(name, getattr(value, f.name), depth + 1)
 
     for info in pkgutil.walk_packages(grade.__path__, "attnlab.grade."):
         module = importlib.import_module(info.name)

@@ -470,8 +470,26 @@ def test_wide_text_wraps_between_characters_not_only_at_spaces():
     assert all(display_width(ln) >= render.PIPED_WIDTH - 12 for ln in lines[:-1])  # full lines
     assert not any(ln.startswith(("。", "、")) for ln in lines)
     assert render.join_lines("一行目の文が\n続きます。\nand English\nwords") == (
-        "一行目の文が続きます。 and English words"
+        "一行目の文が続きます。and English words"
     )
+    # a line that starts with a code span or a minus sign is still paragraph text; "- " is not
+    assert render.join_lines("変数\n`w` は重み、\n-inf は隠す。\n- 一つ目") == (
+        "変数 `w` は重み、-inf は隠す。\n- 一つ目"
+    )
+    # a wrapped line never starts with "+ " (Markdown would show a bullet)
+    formula = "位置 " + "の値 " * 10 + "PE[pos + k] は PE[pos] の線形写像です。"
+    for width in range(20, 60):
+        rows = render.wrap_wide(formula, width).split("\\\n")
+        assert not any(r.lstrip().startswith(("+ ", "- ", "。")) for r in rows[1:]), (width, rows)
+        assert "".join(rows).replace(" ", "") == formula.replace(" ", "")
+
+
+def test_exported_markdown_has_no_break_a_browser_would_show_as_a_space():
+    nb = lessons.notebook(1, "zh")
+    markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    raw = "".join(source.prose(1, "zh").texts.values())
+    cjk_break = re.compile(f"[{render.CJK}]\n[{render.CJK}]|[。，：]\n[A-Za-z{render.CJK}]")
+    assert cjk_break.search(raw) and not cjk_break.search(markdown)
 
 
 def test_figures_print_as_text_and_draw_as_images():
@@ -479,7 +497,8 @@ def test_figures_print_as_text_and_draw_as_images():
     h = show.heat(w, ["床", "前"], ["床", "前"], title="重み")
     text = h.text()
     assert text.splitlines()[0] == "重み" and "床" in text and "█" in text and "·" in text
-    assert "0.00 … 1.00" in text
+    assert text.splitlines()[-1].split()[:10] == "· ≤0.00 ░ <0.25 ▒ <0.50 ▓ <0.75 █ ≥0.75".split()
+    assert text.splitlines()[2:4] == ["床 ██··", "前 ▒▒██"]  # 0.25 is the second step up
     fig = h.figure()
     assert fig.axes[0].get_title() == "重み"
     b = show.bars({"raw": [0.9, 0.3], "/√d": [0.5, 0.4]}, ["16", "64"], title="max weight")

@@ -45,7 +45,7 @@ def test_run_directory_round_trip_and_translate(tmp_path, capsys):
     assert lines[1].split() == list("9␣May␣2018")  # the header: one column per input character
     # the verdict, the header, one row per output char, the shade legend, the PNG's path
     assert len(lines) == 2 + len(expected.text) + 2
-    assert lines[-2] == shade_legend() and str(tmp_path / "a.png") in lines[-1]
+    assert lines[-2].strip() == shade_legend(0, 1) and str(tmp_path / "a.png") in lines[-1]
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["translate", str(out), "9 May 2018 ☃"]) == 2
     assert "'☃'" in capsys.readouterr().err
@@ -84,14 +84,14 @@ def test_text_heatmap_stays_aligned_after_full_width_characters():
     text, out = "2021年3月3日", "2021-03-03"
     w = torch.full((len(out), len(text)), 1 / len(text))
     w[:, 4] = 1.0  # the column under 年 is the darkest
-    lines = text_heatmap(w.numpy(), text, out).splitlines()
-    assert len({width(ln) for ln in lines}) == 1  # every row as wide as the header
+    lines = text_heatmap(w.numpy(), out, text, 0, 1, None).splitlines()[:-1]  # less the legend
+    assert len({width(ln.rstrip()) for ln in lines}) == 1  # every row as wide as the header
     col = width(lines[0][: lines[0].index("年")])
     for ln in lines[1:]:  # the darkest shade sits exactly under 年
         prefix, rest = "", ln
         while width(prefix) < col:
             prefix, rest = prefix + rest[0], rest[1:]
-        assert rest[0] == "@", ln
+        assert rest[:2] == "██", ln
 
 
 def test_compare_runs_every_kind_with_length_buckets():
@@ -106,8 +106,9 @@ def test_compare_runs_every_kind_with_length_buckets():
 def test_the_shade_legend_names_each_shade_with_the_weights_it_stands_for():
     from attnlab.tables import SHADES, shade_legend
 
-    legend = shade_legend()
-    assert legend.count("<") == len(SHADES) - 1 and "@ >=0.9" in legend
-    w = np.array([[0.05, 0.15, 0.95]])  # each weight gets the shade its legend entry names
-    row = text_heatmap(w, "abc", "x").splitlines()[1]
-    assert row.split("  ", 1)[1] == "  · @" and "␣ <0.1" in legend and "· <0.2" in legend
+    legend = shade_legend(0, 1)
+    assert legend.count("<") == len(SHADES) - 2 and "█ ≥0.75" in legend and "· ≤0.00" in legend
+    w = np.array([[0.0, 0.15, 0.3, 0.6, 0.95]])  # each weight gets the shade its legend names
+    row = text_heatmap(w, "x", "abcde", 0, 1).splitlines()[1]
+    assert row == "x " + "".join(c * 2 for c in "·░▒▓█")
+    assert "░ <0.25" in legend and "▒ <0.50" in legend and "▓ <0.75" in legend

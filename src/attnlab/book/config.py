@@ -56,6 +56,7 @@ def settings(
         "nb_execution_timeout": timeout,
         "nb_execution_raise_on_error": True,
         "nb_merge_streams": True,
+        "nb_render_markdown_format": "myst",  # the prose a hidden cell fills in (tables too)
         "attnlab_lang": lang,
         "attnlab_langs": list(langs),
         "attnlab_fingerprint": fingerprint,

@@ -1,26 +1,30 @@
 """A lesson as one page of the book: the lessons' own notebook export, plus what a page needs.
 
-``exported`` is the only place that calls the lessons' exporter (whatever shape it takes, it
-gives the notebook of a lesson, a language, a seed and setup overrides such as ``BUDGET``).
-``page_notebook`` then changes two things for reading rather than running: each quiz cell
-becomes its answer, folded, and lesson 1 gets the playground right after the step it plays
-with. Cells the book adds are Markdown; no code is added, so the notebook the reader downloads
-runs exactly as the lesson's own export.
+``exported`` is the only place that calls the lessons' exporter: the notebook of a lesson, a
+language, a seed and setup overrides such as ``BUDGET``, exported without running anything.
+Its prose that shows numbers comes as small code cells, hidden on the page (``remove-input``),
+that fill the text in the kernel from the cells above them (``live``): the page's words and its
+outputs come from the same single run. ``page_notebook`` then changes two things for reading
+rather than running: each quiz cell becomes its answer, folded, and lesson 1 gets the
+playground right after the step it plays with.
 """
 
 from __future__ import annotations
 
 import html
 import importlib
-import json
 import re
 
-from ..lessons import answers, source
+import nbformat
+
+from ..lessons import answers, render, source
+from . import live
 from .words import WORDS
 
 PLAYGROUNDS = {1: "query_key"}  # lesson -> the step after whose words the playground sits
 PLAYGROUND_FILE = "playground.html"  # beside the lesson's page (html_extra_path)
 QUIZ_CALL = re.compile(r"\bquiz\(\s*(\d+)\s*,\s*(\d+)\s*,")
+HIDDEN = {"tags": ["remove-input"]}  # myst-nb shows the output only
 
 
 def setup_constants(number: int) -> set[str]:
@@ -29,26 +33,39 @@ def setup_constants(number: int) -> set[str]:
     return set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", "\n".join(setup), flags=re.M))
 
 
-def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> dict:
-    """The lesson's notebook (nbformat 4 as a dict) as the lessons' exporter makes it.
+def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> list[dict]:
+    """The lesson's notebook cells (nbformat 4 dicts) as the lessons' exporter makes them,
+    nothing executed; prose with numbers as hidden cells that fill it in the kernel.
 
     ``overrides`` (e.g. ``{"BUDGET": 5}``) reach only a lesson whose setup defines the name;
     the others keep their defaults."""
     export = importlib.import_module("attnlab.lessons.export")
     wanted = {k: v for k, v in (overrides or {}).items() if k in setup_constants(number)}
-    return json.loads(export.to_ipynb(export.notebook(number, lang, seed, wanted or None)))
+    built = export.build(number, lang, seed, wanted or None, run=False)
+    cells = []
+    for c in built:
+        if c.kind == export.NUMBERS:
+            kind = "worked" if c.text.endswith("/solution") else "prose"
+            code = live.call(kind, number, lang, c.text)
+            cells.append(nbformat.v4.new_code_cell(code, metadata=HIDDEN))
+        else:
+            cells.append(export.to_notebook([c]).cells[0])
+    if any(c.kind == export.NUMBERS for c in built):  # after the cell that installs attnlab
+        cells.insert(2, nbformat.v4.new_code_cell(live.IMPORT, metadata={"tags": ["remove-cell"]}))
+    return cells
 
 
 def page_notebook(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> str:
     """The notebook the book's page for lesson ``number`` in ``lang`` is built from (JSON)."""
-    nb = exported(number, lang, seed, overrides)
-    cells = [_joined_cjk(_folded_quiz(c, lang)) for c in nb["cells"]]
+    nb = importlib.import_module("attnlab.lessons.export").to_notebook([])
+    cells = [_folded_quiz(c, lang) for c in exported(number, lang, seed, overrides)]
     if number in PLAYGROUNDS:
         cells = _with_playground(cells, number, lang)
     for i, c in enumerate(cells):
         c["id"] = f"cell-{i}"
-    nb["cells"] = cells
-    return json.dumps(nb, ensure_ascii=False, indent=1) + "\n"
+    nb.cells = [nbformat.from_dict(c) for c in cells]
+    nbformat.validate(nb)
+    return nbformat.writes(nb) + "\n"
 
 
 def _text(cell: dict) -> str:
@@ -60,20 +77,6 @@ def _markdown(text: str) -> dict:
     return {"cell_type": "markdown", "id": "", "metadata": {}, "source": text}
 
 
-CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
-CJK_BREAK = re.compile(f"(?<=[{CJK}])\n(?=[{CJK}])")
-
-
-def _joined_cjk(cell: dict) -> dict:
-    """Prose lines that break between two Chinese or Japanese characters, joined: a browser
-    shows such a break as a space, which these languages do not have."""
-    if cell["cell_type"] != "markdown":
-        return cell
-    parts = re.split(r"(```.*?```)", _text(cell), flags=re.S)  # leave code blocks alone
-    text = "".join(p if p.startswith("```") else CJK_BREAK.sub("", p) for p in parts)
-    return {**cell, "source": text}
-
-
 def _folded_quiz(cell: dict, lang: str) -> dict:
     """A quiz cell (it would print "no answer yet" on the page) becomes the answer, folded."""
     m = QUIZ_CALL.search(_text(cell)) if cell["cell_type"] == "code" else None
@@ -81,11 +84,15 @@ def _folded_quiz(cell: dict, lang: str) -> dict:
         return cell
     number, k = int(m.group(1)), int(m.group(2))
     question = source.prose(number, lang).quiz[k - 1]
-    reveal = answers.reveal(question, lang).replace("\n", "\n\n", 1)
+    reveal = render.join_cjk(answers.reveal(question, lang).replace("\n", "\n\n", 1))
     return _markdown(
         f'<details class="attnlab-answer"><summary>{html.escape(WORDS["answer"](lang))}</summary>'
         f"\n\n{reveal}\n\n</details>"
     )
+
+
+def _hidden(cell: dict) -> bool:
+    return "remove-input" in cell.get("metadata", {}).get("tags", [])
 
 
 def _code_only(code: str) -> list[str]:
@@ -100,8 +107,12 @@ def _with_playground(cells: list[dict], number: int, lang: str) -> list[dict]:
     at = len(cells)
     for i, c in enumerate(cells):
         if c["cell_type"] == "code" and _code_only(_text(c)) == _code_only(step):
-            after = cells[i + 1 : i + 2]
-            at = i + 2 if after and after[0]["cell_type"] == "markdown" else i + 1
+            after = cells[i + 1 : i + 2]  # its words: Markdown, or a cell that fills them in
+            at = (
+                i + 2
+                if after and (after[0]["cell_type"] == "markdown" or _hidden(after[0]))
+                else i + 1
+            )
             break
     frame = _markdown(
         f"{WORDS['playground'](lang)}\n\n"

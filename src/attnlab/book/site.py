@@ -9,13 +9,17 @@
 
 The sources live in a cache folder that persists between builds (default: beside OUT,
 ``OUT-cache``): per language a conf.py, an index.md and each lesson's notebook (exported by
-the lessons' own code, see ``notebook.py``), Sphinx's doctrees, and myst-nb's jupyter cache of
-executed notebooks. A notebook is exported again only when its stamp (the attnlab sources, the
-lesson, language, seed and overrides) changed, and written only when its text changed; myst-nb
-executes a notebook only when its code (or attnlab's library code) changed; and a language whose
-sources are all unchanged skips Sphinx. So a rebuild with nothing changed exports, reads,
-executes and writes nothing. Sphinx builds into the cache (myst-nb writes beside its output
-folder); OUT/<lang> is then made to mirror it.
+the lessons' own code without running it, see ``notebook.py``: the kernel fills in the prose's
+numbers, so each lesson runs once per language), Sphinx's doctrees, and myst-nb's jupyter cache
+of executed notebooks. A notebook is exported again only when its stamp (the attnlab sources,
+the lesson, language, seed and overrides) changed, and written only when its text changed;
+myst-nb executes a notebook only when its code (or attnlab's library code) changed; and a
+language whose sources are all unchanged skips Sphinx. So a rebuild with nothing changed
+exports, reads, executes and writes nothing. Sphinx builds into the cache (myst-nb writes
+beside its output folder); OUT/<lang> is then made to mirror it. Before Sphinx runs, every
+notebook not yet in the jupyter cache is executed there, one per core at a time
+(jupyter-cache's local-parallel executor, each kernel's threads set to its share of the
+cores), so the lessons of all languages share the cores and Sphinx finds them all executed.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import html
 import importlib.util
 import io
 import json
+import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata, resources
@@ -87,26 +93,99 @@ def build(cfg: BookConfig) -> Path:
     fp = fingerprint()
     jupyter = _jupyter_cache(cache, fp)
     for lang in cfg.langs:
-        start = time.perf_counter()
-        src = cache / "src" / lang
-        changed = _sources(src, lang, lessons, cfg, fp, str(jupyter))
-        html_dir = cache / "html" / lang  # myst-nb writes beside Sphinx's output: not into OUT
-        log, built, stamp = cache / f"sphinx-{lang}.log", cache / f"built-{lang}.stamp", _tree(src)
-        if html_dir.is_dir() and built.is_file() and built.read_text() == stamp:
-            atomic_write_text(log, "Nothing changed since the last build: Sphinx did not run.\n")
-            _say(cfg, f"{lang}: {len(lessons)} lessons, nothing changed")
-        else:
-            _say(cfg, f"{lang}: {len(lessons)} lessons, {changed} exported anew; building")
-            built.unlink(missing_ok=True)
-            _sphinx(src, html_dir, cache / "doctrees" / lang, log)
-            atomic_write_text(built, stamp)
-        mirror(html_dir, out / lang)
-        _say(cfg, f"{lang}: done in {time.perf_counter() - start:.0f} s")
+        changed = _sources(cache / "src" / lang, lang, lessons, cfg, fp, str(jupyter))
+        if changed:
+            _say(cfg, f"{lang}: {changed} of {len(lessons)} lessons exported anew")
+    longest_first = sorted(lessons, reverse=True)  # the lessons that train come last in the course
+    notebooks = [cache / "src" / g / f"lesson{n}.ipynb" for n in longest_first for g in cfg.langs]
+    execute(jupyter, notebooks, cfg, cache / "execute.log")
+    for lang in cfg.langs:
+        _language(cfg, lessons, cache, out, lang)
     fonts(out / FONTS)
     index = out / "index.html"
     _write_if_changed(index, root_index(cfg.langs, lessons))
     _say(cfg, f"wrote {index}")
     return index
+
+
+def cores() -> int:
+    """The CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) -> None:
+    """Execute every notebook the jupyter cache does not hold yet, one per core at a time
+    (jupyter-cache's ``local-parallel`` executor, the cache myst-nb reads): Sphinx then finds
+    them all executed. Each kernel's torch and BLAS get their share of the cores."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors import load_executor
+
+    jc = get_cache(str(jupyter))
+    pks = [jc.add_nb_to_project(str(p)).pk for p in notebooks]
+    todo = jc.list_unexecuted(filter_pks=pks)
+    if not todo:
+        return
+    at_once = min(len(todo), os.cpu_count() or 1)  # the executor's pool: one per CPU
+    _say(cfg, f"executing {len(todo)} notebooks, {at_once} at a time (log: {log})")
+    start = time.perf_counter()
+    threads = {"OMP_NUM_THREADS": str(max(1, cores() // at_once))}
+    pks = [r.pk for r in todo]
+    with open(log, "w", encoding="utf-8") as out, _kernels(log.parent / "ipython", out, threads):
+        with _progress(cfg, lambda: len(pks) - len(jc.list_unexecuted(filter_pks=pks)), len(pks)):
+            try:
+                ran = load_executor("local-parallel", jc).run_and_cache(
+                    filter_pks=pks, timeout=cfg.timeout
+                )
+            finally:  # the executor sends multiprocessing's log to stderr, for good
+                multiprocessing.get_logger().handlers.clear()
+    failed = ran.excepted + ran.errored
+    if failed:
+        for uri in failed:
+            record = jc.get_project_record(uri)
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(f"\n{uri}\n{record.traceback}\n")
+        raise UserError(f"a lesson failed in its kernel: {failed[0]} (the traceback is in {log})")
+    _say(cfg, f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
+
+
+@contextmanager
+def _progress(cfg: BookConfig, done: Callable[[], int], total: int) -> Iterator[None]:
+    """While inside: a line each time ``done()`` (polled every few seconds) grows."""
+    stop, start = threading.Event(), time.perf_counter()
+
+    def watch() -> None:
+        seen = 0
+        while not stop.wait(3.0):
+            now = done()
+            if now != seen:
+                seen = now
+                _say(cfg, f"{now} of {total} executed ({time.perf_counter() - start:.0f} s)")
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _language(cfg: BookConfig, lessons: list[int], cache: Path, out: Path, lang: str) -> None:
+    """One language's book: a Sphinx build when its sources changed, mirrored to OUT."""
+    start = time.perf_counter()
+    src = cache / "src" / lang
+    html_dir = cache / "html" / lang  # myst-nb writes beside Sphinx's output: not into OUT
+    log, built, stamp = cache / f"sphinx-{lang}.log", cache / f"built-{lang}.stamp", _tree(src)
+    if html_dir.is_dir() and built.is_file() and built.read_text() == stamp:
+        atomic_write_text(log, "Nothing changed since the last build: Sphinx did not run.\n")
+        _say(cfg, f"{lang}: {len(lessons)} lessons, nothing changed")
+    else:
+        _say(cfg, f"{lang}: {len(lessons)} lessons; building")
+        built.unlink(missing_ok=True)
+        _sphinx(src, html_dir, cache / "doctrees" / lang, log)
+        atomic_write_text(built, stamp)
+    mirror(html_dir, out / lang)
+    _say(cfg, f"{lang}: done in {time.perf_counter() - start:.0f} s")
 
 
 def fonts(folder: Path) -> None:
@@ -148,7 +227,9 @@ def fingerprint() -> str:
     h = hashlib.sha256(f"{attnlab.__version__} {KERNEL_CONFIG}".encode())
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if rel.parts[0] in ("book", "commands", "cli.py") or "__pycache__" in rel.parts:
+        if rel.parts[0] in ("commands", "cli.py") or "__pycache__" in rel.parts:
+            continue
+        if rel.parts[0] == "book" and rel.name != "live.py":  # the kernel runs live.py
             continue
         if p.suffix in (".py", ".md", ".json"):
             h.update(rel.as_posix().encode() + b"\0" + p.read_bytes())
@@ -253,14 +334,15 @@ KERNEL_CONFIG = 'c.IPKernelApp.matplotlib = "inline"\nc.IPKernelApp.log_level = 
 
 
 @contextmanager
-def _kernels(ipython_dir: Path, log) -> Iterator[None]:
-    """While inside: kernels read ``KERNEL_CONFIG``; everything written to stderr (the kernels',
-    jupyter's logging) goes to ``log``."""
+def _kernels(ipython_dir: Path, log, env: dict[str, str] | None = None) -> Iterator[None]:
+    """While inside: kernels read ``KERNEL_CONFIG`` and start with ``env`` set; everything
+    written to stderr (the kernels', jupyter's logging) goes to ``log``."""
     profile = ipython_dir / "profile_default"
     profile.mkdir(parents=True, exist_ok=True)
     _write_if_changed(profile / "ipython_kernel_config.py", KERNEL_CONFIG)
-    before = os.environ.get("IPYTHONDIR")
-    os.environ["IPYTHONDIR"] = str(ipython_dir)
+    env = {"IPYTHONDIR": str(ipython_dir), **(env or {})}
+    before = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
     sys.stderr.flush()
     saved = os.dup(2)
     log.flush()
@@ -271,10 +353,11 @@ def _kernels(ipython_dir: Path, log) -> Iterator[None]:
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
-        if before is None:
-            os.environ.pop("IPYTHONDIR", None)
-        else:
-            os.environ["IPYTHONDIR"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def mirror(src: Path, dst: Path) -> None:

@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..tables import shade_legend, text_heatmap
+    from ..tables import text_heatmap
     from ..train import load_seq2seq, translate
 
     model = load_seq2seq(a.run_dir)
@@ -30,8 +30,8 @@ def run(a) -> int:
     if t.weights is None:
         print("(this model has no attention: nothing to align)")
     else:
-        print(text_heatmap(t.weights.numpy(), a.text, t.text))
-        print(shade_legend())
+        whole = (None, None)  # every input and output character, however long the date
+        print(text_heatmap(t.weights.numpy(), t.text, a.text, 0.0, 1.0, None, whole))
         if a.plot:
             from ..viz import plot_alignment
 

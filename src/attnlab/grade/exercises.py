@@ -382,7 +382,7 @@ EXERCISES: dict[str, Exercise] = {
             ("weights",),
             Text(
                 "row-wise softmax of a 2-D array",
-                "2 次元配列の行ごとの softmax",
+                "2 次元配列の行ごとのソフトマックス",
                 "二维数组的逐行 softmax",
             ),
             "x: (T, S) scores. Return (T, S) weights: softmax along each row, every row summing to 1.\n"
@@ -409,7 +409,7 @@ EXERCISES: dict[str, Exercise] = {
             ("output",),
             Text(
                 "softmax(Q K^T / sqrt(d)) V, optionally causal",
-                "softmax(Q Kᵀ / √d) V（因果マスク付きも）",
+                "softmax(Q Kᵀ / √d) V（因果マスクの有無を選べる）",
                 "softmax(Q Kᵀ / √d) V（可选因果掩码）",
             ),
             "Q: (T, d) queries, K: (S, d) keys, V: (S, d_v) values. mask=True applies the causal mask\n"
@@ -426,7 +426,7 @@ EXERCISES: dict[str, Exercise] = {
             ("output", "weights"),
             Text(
                 "the course's mini project: masked self-attention in NumPy",
-                "講座のミニプロジェクト：NumPy でマスク付き自己アテンション",
+                "コースのミニプロジェクト：NumPy でマスク付き自己アテンション",
                 "课程的小项目：用 NumPy 实现带掩码的自注意力",
             ),
             "X: (T, d_model) inputs; W_Q, W_K, W_V: (d_model, d_k). Q = X W_Q, K = X W_K, V = X W_V;\n"
@@ -446,7 +446,7 @@ EXERCISES: dict[str, Exercise] = {
             ("output",),
             Text(
                 "split one projection into heads, attend, concatenate, mix",
-                "一つの射影をヘッドに分け、注意し、連結して混ぜる",
+                "一つの射影をヘッドに分け、アテンションを計算し、連結して混ぜる",
                 "把一个投影拆成多个头，做注意力，拼接，再混合",
             ),
             "X: (T, d_model); W_Q, W_K, W_V, W_O: (d_model, d_model); num_heads divides d_model.\n"

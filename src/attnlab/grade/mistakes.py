@@ -41,7 +41,7 @@ ENTRIES = [
     _m(
         "softmax_axis", "softmax",
         "The softmax runs over the wrong axis: each row (one query) must sum to 1, so use axis=-1 (axis=1).",
-        "ソフトマックスの軸が違います。各行（一つのクエリ）の和が 1 になるよう axis=-1（axis=1）で計算します。",
+        "ソフトマックスの軸が違います。各行（一つのクエリ）の和が 1 になるよう、axis=-1（axis=1）で計算してください。",
         "softmax 的轴不对：每一行（一个查询）的和必须为 1，所以用 axis=-1（axis=1）。",
         softmax=[{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"},
                  {"max_over": "column"}],
@@ -52,7 +52,7 @@ ENTRIES = [
     _m(
         "softmax_global_sum", "softmax",
         "Each row must be divided by its own sum, not by the sum of the whole array: e.sum(axis=-1, keepdims=True).",
-        "配列全体の和ではなく、各行を自分の和で割ります：e.sum(axis=-1, keepdims=True)。",
+        "配列全体の和ではなく、各行をその行の和で割ってください：e.sum(axis=-1, keepdims=True)。",
         "每一行要除以它自己的和，而不是整个数组的和：e.sum(axis=-1, keepdims=True)。",
         softmax=[{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
         attention=[{"sum_over": "all"}, {"max_over": "all", "sum_over": "all"}],
@@ -61,7 +61,7 @@ ENTRIES = [
     _m(
         "missing_keepdims", "softmax",
         "Row sums lost their shape: use e.sum(axis=-1, keepdims=True) so each row divides by its own sum.",
-        "行の和の形が失われています。e.sum(axis=-1, keepdims=True) で各行を自分の和で割ります。",
+        "行の和の形が失われています。e.sum(axis=-1, keepdims=True) として、各行をその行の和で割ってください。",
         "每行的和丢失了形状：用 e.sum(axis=-1, keepdims=True)，让每一行除以它自己的和。",
         softmax=[{"keepdims": False}],
         attention=[{"keepdims": False}],
@@ -69,7 +69,7 @@ ENTRIES = [
     _m(
         "unstable_softmax", "softmax",
         "Large scores overflow exp: subtract each row's maximum before np.exp.",
-        "大きなスコアで exp があふれます。np.exp の前に各行の最大値を引きます。",
+        "大きなスコアで exp がオーバーフローします。np.exp の前に各行の最大値を引いてください。",
         "分数很大时 exp 会溢出：在 np.exp 之前减去每一行的最大值。",
         softmax=[{"max_over": "none"}, {"max_over": "all"}],
         attention=[{"max_over": "none"}, {"max_over": "all"}],
@@ -86,21 +86,21 @@ ENTRIES = [
     _m(
         "missing_scale", "scale",
         "The scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax.",
-        "スコアがスケーリングされていません。ソフトマックスの前に Q Kᵀ を √d_k で割ります。",
+        "スコアがスケーリングされていません。ソフトマックスの前に Q Kᵀ を √d_k で割ってください。",
         "分数没有缩放：在 softmax 之前把 Q Kᵀ 除以 √d_k。",
         attention=[{"scale": "none"}],
     ),
     _m(
         "wrong_scale", "scale",
         "Wrong scale: divide by sqrt(d_k), the key width (not d, and not sqrt(d_model)).",
-        "スケールが違います。キーの幅 d_k の平方根 √d_k で割ります（d でも √d_model でもありません）。",
+        "スケールが違います。キーの幅 d_k の平方根 √d_k で割ってください（d でも √d_model でもありません）。",
         "缩放不对：除以键宽度 d_k 的平方根 √d_k（不是 d，也不是 √d_model）。",
         attention=[{"scale": "d"}, {"scale": "sqrt_model"}, {"scale": "times_sqrt"}],
     ),
     _m(
         "scale_after_softmax", "scale",
         "The scale belongs to the scores: divide Q K^T by sqrt(d_k) before the softmax, not the weights after it.",
-        "スケーリングはスコアに対して行います。ソフトマックスの後の重みではなく、その前に Q Kᵀ を √d_k で割ります。",
+        "スケーリングはスコアに対して行います。ソフトマックスの後の重みではなく、その前の Q Kᵀ を √d_k で割ってください。",
         "缩放作用在分数上：在 softmax 之前把 Q Kᵀ 除以 √d_k，而不是在 softmax 之后除权重。",
         attention=[{"scale_at": "weights"}, {"scale_at": "output"}],
     ),
@@ -108,7 +108,7 @@ ENTRIES = [
     _m(
         "mask_orientation", "mask",
         "The mask is upside down: keep the lower triangle (np.tril), where key s <= query t.",
-        "マスクの向きが逆です。下三角（np.tril）、つまりキー s <= クエリ t の位置を残します。",
+        "マスクの向きが逆です。下三角（np.tril）、つまりキー s <= クエリ t の位置を残してください。",
         "掩码方向反了：保留下三角（np.tril），即键 s <= 查询 t 的位置。",
         attention=[{"upper": True}, {"upper": "strict"}, {"upper": "strict", "fill": -1e9},
                    {"upper": "strict", "fill": "add"}],
@@ -117,37 +117,45 @@ ENTRIES = [
     _m(
         "mask_ignored", "mask",
         "With mask=True the future must be hidden: set scores above the diagonal to -inf before softmax.",
-        "mask=True のときは未来を隠します。ソフトマックスの前に対角より上のスコアを -inf にします。",
+        "mask=True のときは未来を隠す必要があります。ソフトマックスの前に、対角より上のスコアを -inf にしてください。",
         "mask=True 时必须遮住未来：在 softmax 之前把对角线以上的分数设为 -inf。",
         attention=[{"mask_mode": "none"}],
     ),
     _m(
         "mask_after_softmax", "mask",
         "The mask is applied after the softmax, so rows no longer sum to 1: mask the scores first.",
-        "ソフトマックスの後でマスクしているため行の和が 1 になりません。先にスコアをマスクします。",
+        "ソフトマックスの後でマスクしているため、行の和が 1 になりません。先にスコアをマスクしてください。",
         "掩码用在了 softmax 之后，所以每行的和不再是 1：先对分数做掩码。",
         attention=[{"mask_mode": "after"}, {"mask_mode": "after_renorm"}],
     ),
     _m(
         "mask_fill_zero", "mask",
         "A masked score of 0 still gets weight after softmax; set masked scores to -inf (or a large negative number).",
-        "マスクしたスコアを 0 にしてもソフトマックスの後に重みが残ります。-inf（または大きな負の数）にします。",
-        "被遮住的分数设为 0，softmax 之后仍有权重；应设为 -inf（或一个很大的负数）。",
+        "マスクしたスコアを 0 にしても、ソフトマックスの後に重みが残ります。-inf（または絶対値の大きな負の数）にしてください。",
+        "被遮住的分数设为 0，softmax 之后仍有权重；应设为 -inf（或一个绝对值很大的负数）。",
         attention=[{"mask_mode": "zero"}],
     ),
     _m(
         "mask_diagonal_excluded", "mask",
         "A position may see itself: keep the diagonal in the mask (np.tril with k=0, not k=-1).",
-        "各位置は自分自身を見てよいので、対角線もマスクに残します（np.tril は k=0、k=-1 ではありません）。",
+        "各位置は自分自身を見てよいので、対角線もマスクに残してください（np.tril は k=0 で、k=-1 ではありません）。",
         "每个位置可以看到自己：掩码要保留对角线（np.tril 用 k=0，不是 k=-1）。",
         attention=[{"diagonal": False}, {"diagonal": False, "fill": -1e9},
                    {"diagonal": False, "fill": "add"}],
         mask=[{"diagonal": False}],
     ),
     _m(
+        "mask_shows_next", "mask",
+        "The mask lets each position see the next key too: keep the diagonal and what lies below it (np.tril with k=0, not k=1; np.triu hides from k=1).",
+        "マスクが次のキーまで見せています。対角線とその下だけを残してください（np.tril は k=0 で、k=1 ではありません。np.triu で隠すなら k=1 から）。",
+        "掩码让每个位置还能看到下一个键：只保留对角线及其下方（np.tril 用 k=0，不是 k=1；用 np.triu 隐藏时从 k=1 开始）。",
+        attention=[{"ahead": 1}, {"ahead": 1, "fill": -1e9}, {"ahead": 1, "fill": "add"}],
+        mask=[{"ahead": 1}],
+    ),
+    _m(
         "mask_dtype", "mask",
         "The mask must be a bool array (True = may attend); 0/1 numbers are added to scores by some libraries.",
-        "マスクは bool 配列（True = アテンションしてよい）にします。0/1 の数値はライブラリによってはスコアに足されます。",
+        "マスクは bool 配列（True = 見てよい）にしてください。0/1 の数値は、ライブラリによってはスコアに足されてしまいます。",
         "掩码必须是 bool 数组（True = 可以关注）；有些库会把 0/1 数值加到分数上。",
     ),
     # ---- scores ----------------------------------------------------------------------------
@@ -162,7 +170,7 @@ ENTRIES = [
     _m(
         "wrong_value_projection", "projections",
         "The values use the wrong matrix: V = X @ W_V (not W_K or W_Q).",
-        "バリュー（V）の行列が違います。V = X @ W_V です（W_K や W_Q ではありません）。",
+        "バリュー（V）を作る行列が違います。V = X @ W_V です（W_K や W_Q ではありません）。",
         "值用错了矩阵：V = X @ W_V（不是 W_K 或 W_Q）。",
         projections=[{"values": "W_K"}, {"values": "W_Q"}],
         heads=[{"values": "W_K"}, {"values": "W_Q"}],
@@ -171,21 +179,21 @@ ENTRIES = [
     _m(
         "head_split_reshape", "heads",
         "Splitting heads needs a transpose: reshape (T, d_model) to (T, h, d_k), then transpose to (h, T, d_k).",
-        "ヘッドの分割には転置が要ります。(T, d_model) を (T, h, d_k) に reshape し、(h, T, d_k) に転置します。",
+        "ヘッドの分割には転置が必要です。(T, d_model) を (T, h, d_k) に reshape してから、(h, T, d_k) に転置してください。",
         "拆分多头需要转置：先把 (T, d_model) reshape 成 (T, h, d_k)，再转置成 (h, T, d_k)。",
         heads=[{"split": "reshape"}],
     ),
     _m(
         "head_merge_reshape", "heads",
         "Joining heads needs the transpose back: (h, T, d_k) -> transpose to (T, h, d_k) -> reshape to (T, d_model).",
-        "ヘッドを戻すにも転置が要ります：(h, T, d_k) を (T, h, d_k) に転置してから (T, d_model) に reshape します。",
+        "ヘッドをつなぎ戻すにも転置が必要です。(h, T, d_k) を (T, h, d_k) に転置してから、(T, d_model) に reshape してください。",
         "合并多头也需要转置回来：(h, T, d_k) 先转置成 (T, h, d_k)，再 reshape 成 (T, d_model)。",
         heads=[{"join": "reshape"}],
     ),
     _m(
         "heads_interleaved", "heads",
         "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k, not every h-th column.",
-        "ヘッド i は連続した列 i*d_k から (i+1)*d_k を使います。h 列おきではありません。",
+        "ヘッド i が使うのは i*d_k から (i+1)*d_k までの連続した列です。h 列おきではありません。",
         "第 i 个头取连续的一块列，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
         heads=[
             {"split": "interleaved"},
@@ -195,7 +203,7 @@ ENTRIES = [
     _m(
         "missing_output_projection", "heads",
         "After joining the heads, multiply by W_O: the output projection mixes the heads.",
-        "ヘッドをつないだ後、W_O を掛けます。出力射影がヘッドを混ぜます。",
+        "ヘッドをつないだ後に W_O を掛けてください。この出力射影がヘッドを混ぜ合わせます。",
         "合并各头之后要乘以 W_O：输出投影把各头混合起来。",
         heads=[{"project": False}],
     ),
@@ -203,7 +211,7 @@ ENTRIES = [
     _m(
         "pe_wrong_base", "positions",
         "The frequencies use the wrong base: 10000 ** (2i / d).",
-        "周波数の底が違います：10000 ** (2i / d) です。",
+        "周波数の底が違います。正しくは 10000 ** (2i / d) です。",
         "频率的底数不对：应为 10000 ** (2i / d)。",
         probe=True,
     ),
@@ -224,7 +232,7 @@ ENTRIES = [
     _m(
         "pe_concat_not_interleaved", "positions",
         "sin and cos alternate column by column (sin, cos, sin, cos, ...), not all sines then all cosines.",
-        "sin と cos は列ごとに交互に並べます（sin, cos, sin, cos, ...）。sin をまとめてから cos ではありません。",
+        "sin と cos は列ごとに交互に並べます（sin, cos, sin, cos, ...）。sin をすべて並べてから cos を並べるのではありません。",
         "sin 和 cos 逐列交替（sin, cos, sin, cos, ...），而不是先放全部 sin 再放全部 cos。",
         positions=[{"layout": "concat"}, {"layout": "concat", "swap": True}],
     ),
@@ -242,11 +250,18 @@ ENTRIES = [
         "sin 和 cos 放反了：偶数列（0, 2, ...）放 sin，奇数列放 cos。",
         positions=[{"swap": True}],
     ),
+    _m(
+        "pe_one_function", "positions",
+        "Each pair of columns takes both functions: sin on the even column (0, 2, ...), cos on the odd one; here one function fills both.",
+        "列の組ごとに両方の関数を使います。偶数列（0, 2, ...）は sin、奇数列は cos です。ここでは片方の関数が両方の列を埋めています。",
+        "每对列要用两个函数：偶数列（0, 2, ...）用 sin，奇数列用 cos；这里两列都用了同一个函数。",
+        positions=[{"only": "sin"}, {"only": "cos"}],
+    ),
     # ---- additive --------------------------------------------------------------------------
     _m(
         "missing_tanh", "additive",
         "The additive score needs tanh: v . tanh(query W_q + keys W_k).",
-        "加法型スコアには tanh が必要です：v・tanh(query W_q + keys W_k)。",
+        "加法型スコアには tanh が必要です：v · tanh(query W_q + keys W_k)。",
         "加性分数需要 tanh：v · tanh(query W_q + keys W_k)。",
         # (tanh on the query term alone gives exactly these weights: softmax ignores a shift
         # that is the same for every key)
@@ -255,7 +270,7 @@ ENTRIES = [
     _m(
         "tanh_misplaced", "additive",
         "tanh goes around the sum of both projections, before the dot with v: v . tanh(query W_q + keys W_k).",
-        "tanh は二つの射影の和にかけ、v との内積の前に置きます：v・tanh(query W_q + keys W_k)。",
+        "tanh は二つの射影の和に掛け、v との内積より前に置いてください：v · tanh(query W_q + keys W_k)。",
         "tanh 要包住两个投影之和，并放在与 v 做点积之前：v · tanh(query W_q + keys W_k)。",
         additive=[{"tanh": "outside"}, {"tanh": "key"}, {"tanh": "separate"}],
     ),
@@ -263,19 +278,19 @@ ENTRIES = [
     _m(
         "mutates_input", "contract",
         "Your function changed its input arrays: work on new arrays (no in-place ops on arguments).",
-        "関数が入力の配列を書き換えています。引数をその場で変更せず、新しい配列で計算します。",
+        "関数が入力の配列を書き換えています。引数をその場で変更せず、新しい配列で計算してください。",
         "你的函数修改了输入数组：请在新数组上计算（不要原地修改参数）。",
     ),
     _m(
         "wrong_return", "contract",
         "The return value does not match the contract (type, number of arrays or shape).",
-        "戻り値が約束（型、配列の数、形）と合っていません。",
+        "戻り値が仕様（型、配列の数、形）と合っていません。",
         "返回值与约定不符（类型、数组个数或形状）。",
     ),
     _m(
         "missing_function", "contract",
         "The function the exercise asks for is not defined: check its name and signature in the starter.",
-        "課題の関数が定義されていません。スターターの関数名と引数を確認します。",
+        "課題の関数が定義されていません。スターターファイルの関数名と引数を確認してください。",
         "练习要求的函数没有定义：请对照起始文件检查函数名和参数。",
     ),
     _m(
@@ -287,7 +302,7 @@ ENTRIES = [
     _m(
         "grader_tampering", "contract",
         "The code replaces parts of NumPy, Python or the grader's report; that changes nothing here (the check runs elsewhere) but it is not allowed.",
-        "コードが NumPy や Python、採点レポートの一部を置き換えたり真似したりしています。採点は別の場所で行うので効果はありませんが、禁止です。",
+        "コードが NumPy や Python、採点レポートの一部を置き換えています。採点は別の場所で行うので効果はありませんが、禁止されています。",
         "代码替换或伪造了 NumPy、Python 或评分报告的一部分；这在这里不起作用（检查在别处运行），但这是不允许的。",
     ),
     _m(
@@ -300,19 +315,19 @@ ENTRIES = [
     _m(
         "crash", "code",
         "Your code raised an error; the traceback shows where.",
-        "コードがエラーを出しました。トレースバックが場所を示しています。",
+        "コードでエラーが発生しました。場所はトレースバックに示されています。",
         "代码抛出了错误；回溯信息指出了位置。",
     ),
     _m(
         "timeout", "code",
         "Your code ran past the time limit: look for an endless loop or a very slow one.",
-        "制限時間を超えました。終わらないループや非常に遅いループがないか確かめます。",
+        "制限時間を超えました。終わらないループや非常に遅いループがないか確かめてください。",
         "代码超过了时间限制：检查是否有死循环或非常慢的循环。",
     ),
     _m(
         "syntax_error", "code",
         "The file is not valid Python; fix the line shown.",
-        "ファイルが正しい Python ではありません。示された行を直します。",
+        "ファイルが Python として正しくありません。示された行を直してください。",
         "文件不是合法的 Python；请修改所示的那一行。",
     ),
 ]  # fmt: skip
@@ -334,7 +349,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at the softmax: which axis it reduces over, and what it subtracts and divides by.",
-            "ソフトマックスを見直します。どの軸で集計し、何を引き、何で割っているか。",
+            "ソフトマックスを見直してください。どの軸で集計し、何を引き、何で割っていますか。",
             "检查 softmax：沿哪个轴求和，减去了什么，除以了什么。",
         ),
     ),
@@ -346,7 +361,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at the line that computes the scores from Q and K.",
-            "Q と K からスコアを計算する行を見直します。",
+            "Q と K からスコアを計算する行を見直してください。",
             "检查由 Q 和 K 计算分数的那一行。",
         ),
     ),
@@ -358,7 +373,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at where and how the mask is applied: which triangle, which value, before softmax.",
-            "マスクをどこでどう適用しているか見直します。どちらの三角形か、どの値か、ソフトマックスの前か。",
+            "マスクをどこでどう適用しているか見直してください。どちらの三角形か、どの値で埋めるか、ソフトマックスの前か。",
             "检查掩码在哪里、以什么方式使用：哪个三角，填什么值，是否在 softmax 之前。",
         ),
     ),
@@ -370,7 +385,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at the order of Q and K in the scores, and at what you return.",
-            "スコアでの Q と K の順序と、返している値を見直します。",
+            "スコアでの Q と K の順序と、返している値を見直してください。",
             "检查分数中 Q 和 K 的顺序，以及你返回的值。",
         ),
     ),
@@ -382,19 +397,19 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at the three lines that build Q, K and V.",
-            "Q、K、V を作る三行を見直します。",
+            "Q、K、V を作る 3 行を見直してください。",
             "检查构造 Q、K、V 的三行代码。",
         ),
     ),
     "heads": (
         Text(
             "Each head attends on its own contiguous slice of width d_k; W_O mixes the heads back.",
-            "各ヘッドは幅 d_k の連続した切れ端でアテンションを計算し、W_O がヘッドを混ぜ戻します。",
+            "各ヘッドは幅 d_k の連続した部分でアテンションを計算し、W_O がヘッドを混ぜ合わせます。",
             "每个头在自己那块宽度为 d_k 的连续切片上做注意力；W_O 再把各头混合回来。",
         ),
         Text(
             "Look at how the projections are split into heads and joined back.",
-            "射影をヘッドに分ける処理と、つなぎ戻す処理を見直します。",
+            "射影をヘッドに分ける処理と、つなぎ戻す処理を見直してください。",
             "检查把投影拆成多个头、再拼接回来的代码。",
         ),
     ),
@@ -406,31 +421,31 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         ),
         Text(
             "Look at the positions, the exponent and which columns get sin and cos.",
-            "位置、指数、どの列に sin と cos を入れるかを見直します。",
+            "位置、指数、どの列に sin と cos を入れるかを見直してください。",
             "检查位置、指数，以及哪些列放 sin、哪些列放 cos。",
         ),
     ),
     "additive": (
         Text(
             "Additive attention scores a key by v . tanh(W_q query + W_k key): a small network.",
-            "加法型アテンションはキーのスコアを v・tanh(W_q query + W_k key) という小さなネットワークで計算します。",
+            "加法型アテンションは、v · tanh(W_q query + W_k key) という小さなネットワークでキーのスコアを計算します。",
             "加性注意力用 v · tanh(W_q query + W_k key) 这个小网络给键打分。",
         ),
         Text(
             "Look at the score line: where tanh is and what it wraps.",
-            "スコアの行を見直します。tanh がどこにあり、何を包んでいるか。",
+            "スコアを計算する行を見直してください。tanh がどこにあり、何を包んでいますか。",
             "检查打分那一行：tanh 在哪里，它包住了什么。",
         ),
     ),
     "contract": (
         Text(
             "The function must follow the exercise's contract: its name, arguments and return value.",
-            "関数は課題の約束（名前・引数・戻り値）に従う必要があります。",
+            "関数は課題の仕様（名前・引数・戻り値）に従う必要があります。",
             "函数必须遵守练习的约定：名字、参数和返回值。",
         ),
         Text(
             "Compare your function with the starter's signature and docstring.",
-            "スターターのシグネチャと docstring と見比べます。",
+            "スターターファイルのシグネチャや docstring と見比べてください。",
             "把你的函数与起始文件的签名和文档字符串对照。",
         ),
     ),
@@ -438,11 +453,11 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
         Text(
             "The code has to run to the end on every case.",
             "コードはすべてのケースで最後まで動く必要があります。",
-            "代码必须在每个测试用例上都运行到底。",
+            "代码必须在每个用例上都能完整运行。",
         ),
         Text(
             "Look at the line the message points to.",
-            "メッセージが指す行を見直します。",
+            "メッセージが指している行を見直してください。",
             "检查错误信息指向的那一行。",
         ),
     ),

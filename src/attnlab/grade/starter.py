@@ -43,8 +43,8 @@ FRAME = {
         "numpy": "NumPy と標準ライブラリ",
         "anything": "何でも",
         "end": "。",
-        "todo": "TODO: ここに実装を書きます。",
-        "try": "まず自分で試します。採点ではもっと多くのケースを確かめます。",
+        "todo": "TODO: ここに実装を書いてください。",
+        "try": "まず自分で試してみましょう。採点では、もっと多くのケースを確かめます。",
     },
     "zh": {
         "title": "attnlab 练习：",
@@ -70,7 +70,7 @@ DOCS_ZH = {
     "再对每一行做 softmax。返回 (输出 (T, d_k), 权重 (T, T))。",
     "multi_head_attention": "X: (T, d_model)，W_Q, W_K, W_V, W_O: (d_model, d_model)。num_heads 整除 d_model。\n"
     "先投影，把最后一个轴拆成 num_heads 个宽 d_k = d_model // num_heads 的头，\n"
-    "每个头做 scaled dot-product attention（缩放 1/sqrt(d_k)，mask 时为因果），\n"
+    "每个头做 scaled dot-product attention（缩放 1/sqrt(d_k)，mask=True 时用因果掩码），\n"
     "按顺序拼接各头，再乘以 W_O。返回 (T, d_model) 的输出。",
     "positional_encoding": "返回 (T, d) 的正弦位置编码：PE[pos, 2i] = sin(pos / 10000^(2i/d))，\n"
     "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))。d 为偶数。",
@@ -81,10 +81,10 @@ DOCS_ZH = {
 
 DOCS_JA = {
     "softmax_rows": "x: (T, S) のスコア。各行にソフトマックスをかけ、どの行も和が 1 になる (T, S) の重みを返します。\n"
-    "大きなスコアでもあふれないよう、exp の前に各行の最大値を引きます。",
+    "大きなスコアでもオーバーフローしないよう、exp の前に各行の最大値を引きます。",
     "causal_mask": "T: 系列の長さ。クエリ t がキー s (s <= t) をアテンションで見てよい位置を True とする (T, T) の\n"
     "bool 配列を返します。対角線を含む下三角で、np.tril と同じです。",
-    "scaled_dot_product_attention": "Q: (T, d) のクエリ、K: (S, d) のキー、V: (S, d_v) の値。mask=True なら\n"
+    "scaled_dot_product_attention": "Q: (T, d) のクエリ、K: (S, d) のキー、V: (S, d_v) のバリュー。mask=True なら\n"
     "因果マスクをかけます（クエリ t はキー 0..t だけを見ます）。(T, d_v) の出力\n"
     "softmax(Q K^T / sqrt(d)) V を返します。",
     "self_attention": "X: (T, d_model) の入力、W_Q, W_K, W_V: (d_model, d_k)。Q = X W_Q、K = X W_K、V = X W_V。\n"
@@ -92,12 +92,12 @@ DOCS_JA = {
     "各行にソフトマックスをかけます。(出力 (T, d_k), 重み (T, T)) を返します。",
     "multi_head_attention": "X: (T, d_model)、W_Q, W_K, W_V, W_O: (d_model, d_model)。num_heads は d_model を\n"
     "割り切ります。射影して最後の軸を幅 d_k = d_model // num_heads の num_heads 個のヘッドに分け、\n"
-    "ヘッドごとに scaled dot-product attention を計算し（スケール 1/sqrt(d_k)、mask なら因果）、\n"
+    "ヘッドごとに scaled dot-product attention を計算し（スケール 1/sqrt(d_k)、mask=True なら因果マスク）、\n"
     "ヘッドを順につないで W_O を掛けます。(T, d_model) の出力を返します。",
     "positional_encoding": "(T, d) の正弦波位置エンコーディングを返します：PE[pos, 2i] = sin(pos / 10000^(2i/d))、\n"
     "PE[pos, 2i+1] = cos(pos / 10000^(2i/d))。d は偶数です。",
-    "additive_attention": "query: (d_q,) のデコーダ状態、keys: (S, d_k) のエンコーダ状態（値も兼ねます）、\n"
-    "W_q: (d_q, d_a)、W_k: (d_k, d_a)、v: (d_a,)。スコアは v・tanh(query W_q + keys W_k)、\n"
+    "additive_attention": "query: (d_q,) のデコーダ状態、keys: (S, d_k) のエンコーダ状態（バリューも兼ねます）、\n"
+    "W_q: (d_q, d_a)、W_k: (d_k, d_a)、v: (d_a,)。スコアは v · tanh(query W_q + keys W_k)、\n"
     "重み = softmax(スコア) (S,)、文脈 = 重み @ keys (d_k,)。(文脈, 重み) を返します。",
 }
 

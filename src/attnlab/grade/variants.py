@@ -40,6 +40,7 @@ def attention(
     d_model: int | None = None,  # the model width, for scale="sqrt_model"
     mask_mode: str = "before",  # "before" (right), "after", "after_renorm", "zero", "none"
     diagonal: bool = True,  # False: the mask hides the diagonal too (np.tril(k=-1))
+    ahead: int = 0,  # 1: the mask also shows the next key (np.tril(k=1))
     upper: bool | str = False,  # True: keeps the upper triangle; "strict": np.triu(k=1) kept
     fill: float | str = -np.inf,  # masked scores' value (-1e9 differs on fully masked rows);
     # "add": -1e9 added to them (a fully masked row then keeps its unmasked softmax)
@@ -56,11 +57,7 @@ def attention(
     m = None
     if mask:
         T, S = s.shape
-        ones = np.ones((T, S), bool)
-        if upper:
-            m = np.triu(ones, 1 if upper == "strict" else 0)
-        else:
-            m = np.tril(ones, 0 if diagonal else -1)
+        m = causal(T, upper=upper, diagonal=diagonal, ahead=ahead, S=S)
         if mask_mode == "before" and fill == "add":
             s = s + np.where(m, 0.0, -1e9)
         elif mask_mode == "before":
@@ -90,12 +87,19 @@ def _divisor(scale: str | float, d: int, d_model: int | None) -> float:
     return named.get(scale, scale)
 
 
-def causal(T: int, *, upper: bool | str = False, diagonal: bool = True) -> np.ndarray:
-    """The causal mask with its slips (as in ``attention``)."""
-    ones = np.ones((T, T), dtype=bool)
+def causal(
+    T: int,
+    *,
+    upper: bool | str = False,
+    diagonal: bool = True,
+    ahead: int = 0,
+    S: int | None = None,
+) -> np.ndarray:
+    """The causal mask (T, S) with its slips (as in ``attention``)."""
+    ones = np.ones((T, T if S is None else S), dtype=bool)
     if upper:
         return np.triu(ones, 1 if upper == "strict" else 0)
-    return np.tril(ones, 0 if diagonal else -1)
+    return np.tril(ones, (0 if diagonal else -1) + ahead)
 
 
 def self_attention(X, W_Q, W_K, W_V, mask=False, *, values: str = "W_V", **changes):
@@ -192,6 +196,7 @@ def positional(
     layout: str = "interleaved",  # "interleaved" (right), "concat" (all sines, then all cosines)
     start: int = 0,  # first position (right: 0)
     swap: bool = False,  # cos on even columns, sin on odd
+    only: str | None = None,  # "sin" or "cos": both columns of a pair take that one function
 ) -> np.ndarray:
     pos = np.arange(start, start + T, dtype=np.float64)[:, None]  # (T, 1)
     i = np.arange(d // 2, dtype=np.float64)
@@ -201,6 +206,9 @@ def positional(
     sin, cos = np.sin(angle), np.cos(odd_angle)
     if swap:
         sin, cos = np.cos(angle), np.sin(odd_angle)
+    if only is not None:
+        f = np.sin if only == "sin" else np.cos
+        sin, cos = f(angle), f(odd_angle)
     if layout == "concat":
         return np.concatenate([sin, cos], axis=1)
     pe = np.empty((T, d))

@@ -21,9 +21,9 @@ from . import runner, source
 
 WORDS = {
     "passed": Text("PASSED", "合格", "通过"),
-    "failed": Text("NOT YET", "まだです", "还没有"),
+    "failed": Text("NOT YET", "まだです", "尚未通过"),
     "right": Text("Right.", "正解です。", "正确。"),
-    "wrong": Text("Not quite.", "惜しい、違います。", "不太对。"),
+    "wrong": Text("Not quite.", "残念、違います。", "不太对。"),
     "unanswered": Text(
         "No answer yet: write it between the quotes and run the cell again.",
         "まだ答えがありません。引用符の間に書いて、もう一度セルを実行してください。",
@@ -33,7 +33,7 @@ WORDS = {
         '(to answer: write it between the quotes of answer = "" in this script, or take the '
         "quiz interactively: attnlab lesson {n} --quiz)",
         '（答えるには：このスクリプトの answer = "" の引用符の間に書くか、'
-        "attnlab lesson {n} --quiz で対話形式で解きます）",
+        "attnlab lesson {n} --quiz で対話形式で解いてください）",
         '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
         "交互作答）",
     ),

@@ -34,12 +34,14 @@ WORDS = {
         "Your turn: edit this code. 'attnlab lesson {n} --export DIR' writes the lesson as a\n"
         "script and a notebook with this cell and its check; '--exercise {k} --solution' shows\n"
         "the worked answer. What the check says about the starting code:",
-        "あなたの番です。このコードを書き換えます。'attnlab lesson {n} --export DIR' で、このセルと\n"
-        "その確認を含むスクリプトとノートブックが作られます。'--exercise {k} --solution' で模範解答\n"
-        "が見られます。最初のコードに対する確認の結果：",
-        "轮到你了：修改这段代码。'attnlab lesson {n} --export DIR' 会把本课写成脚本和笔记本，\n"
+        "あなたの番です。このコードを書き換えてください。\n"
+        "'attnlab lesson {n} --export DIR' で、このセルとそのチェックを含む\n"
+        "スクリプトとノートブックが作られます。'--exercise {k} --solution' で\n"
+        "模範解答が見られます。最初のコードに対するチェックの結果：",
+        "轮到你了：修改这段代码。\n"
+        "'attnlab lesson {n} --export DIR' 会把本课写成脚本和笔记本，\n"
         "其中有这个单元格和它的检查；'--exercise {k} --solution' 显示参考答案。\n"
-        "检查对起始代码的结论：",
+        "对起始代码的检查结果：",
     ),
     "solution": Text("Worked answer:", "模範解答：", "参考答案："),
     "question": Text("Question", "問", "问题"),
@@ -48,8 +50,8 @@ WORDS = {
     "score": Text("Score", "得点", "得分"),
     "stopped": Text(
         "Stopped after {asked} of {total} questions.",
-        "{total} 問中 {asked} 問で終了しました。",
-        "共 {total} 题，答到第 {asked} 题时停止。",
+        "全 {total} 問中 {asked} 問に答えて終了しました。",
+        "共 {total} 题，答了 {asked} 题后停止。",
     ),
     "stop_hint": Text(
         "(an empty answer stops the quiz)",
@@ -89,7 +91,7 @@ def list_lessons(lang: str = "en") -> str:
         Text(
             "Run one: attnlab lesson N. Edit its code: attnlab lesson N --export DIR "
             "[--format py|ipynb|both] writes lessonN.py and lessonN.ipynb.",
-            "実行：attnlab lesson N。コードを編集するには：attnlab lesson N --export DIR "
+            "実行：attnlab lesson N。コードの編集：attnlab lesson N --export DIR "
             "[--format py|ipynb|both] で lessonN.py と lessonN.ipynb を書き出します。",
             "运行：attnlab lesson N。修改代码：attnlab lesson N --export DIR "
             "[--format py|ipynb|both] 会写出 lessonN.py 和 lessonN.ipynb。",

@@ -30,7 +30,7 @@ from .. import __version__
 from ..errors import UserError
 from ..files import atomic_write_text
 from ..i18n import Text
-from . import engine, runner, source
+from . import engine, render, runner, source
 
 if TYPE_CHECKING:
     import nbformat
@@ -80,9 +80,15 @@ def build(
     seed: int = 0,
     overrides: runner.Overrides | None = None,
     install: str | None = None,
+    run: bool = True,
 ) -> list[NotebookCell]:
     """The lesson as cells, its prose filled with the numbers of this seed; ``install``: the
-    source the first cell installs attnlab from (a wheel's file name, or what pip takes)."""
+    source the first cell installs attnlab from (a wheel's file name, or what pip takes).
+
+    ``run=False`` executes nothing: a text that shows numbers comes as a ``NUMBERS`` cell (its
+    text is the prose key, e.g. ``train_gpt`` or ``sharpen/solution``) for whoever executes the
+    notebook to fill in where the code runs (the web book fills them in its kernel, so the
+    prose and the outputs come from one run)."""
     engine.get(number)
     engine.check_lang(lang)
     words = source.prose(number, lang)
@@ -94,22 +100,39 @@ def build(
     k = 0
     for cell in source.cells(number):
         if cell.kind == "setup":
-            s.run_cell(cell, quiet=True)
+            if run:
+                s.run_cell(cell, quiet=True)
             cells.append(NotebookCell("code", s.code(cell)))
         elif cell.kind == "step":
             k += 1
-            s.run_cell(cell, quiet=True)
+            if run:
+                s.run_cell(cell, quiet=True)
             head = f"## {k}. {words.titles[cell.id]}"
-            text = source.fill(words.texts.get(cell.id, ""), s.ns)
-            if not cell.has_code:  # prose only: one Markdown cell
-                cells.append(NotebookCell("markdown", f"{head}\n\n{text}".strip()))
-                continue
-            cells += [NotebookCell("markdown", head), NotebookCell("code", s.code(cell))]
+            text = _prose(words, cell.id, s.ns, run)
+            if cell.has_code:
+                cells += [NotebookCell("markdown", head), NotebookCell("code", s.code(cell))]
+            elif text and text.kind == "markdown":  # prose only: one Markdown cell
+                text = NotebookCell("markdown", f"{head}\n\n{text.text}")
+            else:
+                cells.append(NotebookCell("markdown", head))
             if text:
-                cells.append(NotebookCell("markdown", text))
-    cells += _exercises(number, s, lang)
+                cells.append(text)
+    cells += _exercises(number, s, lang, run)
     cells += _quiz(number, lang)
     return cells
+
+
+NUMBERS = "numbers"  # a NotebookCell kind: prose to fill in where the notebook runs
+
+
+def _prose(words: source.Prose, key: str, ns: dict, run: bool) -> NotebookCell | None:
+    """The prose under ``key``, filled from ``ns`` (or left to fill: see ``build``)."""
+    text = words.texts.get(key, "").strip()
+    if not text:
+        return None
+    if not run and source.placeholders(text):
+        return NotebookCell(NUMBERS, key)
+    return NotebookCell("markdown", source.fill(text, ns))
 
 
 def install_code(install: str | None, lang: str) -> str:
@@ -140,27 +163,37 @@ def install_code(install: str | None, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _exercises(number: int, s: runner.Session, lang: str) -> list[NotebookCell]:
+def _exercises(number: int, s: runner.Session, lang: str, run: bool) -> list[NotebookCell]:
     exercises = runner.exercises(number)
     words = source.prose(number, lang)
     cells = [NotebookCell("markdown", f"## {WORDS['exercises'](lang)}")] if exercises else []
     for k, cell in enumerate(exercises, 1):
-        solution = runner.part(number, "solution", cell.id)[0]
-        worked = s.fork()
-        worked.run_cell(solution, quiet=True)
-        after = source.fill(words.texts.get(f"{cell.id}/solution", ""), worked.ns)
         task = f"### {k}. {words.titles[cell.id]}\n\n{words.texts.get(cell.id, '')}"
         cells += [
             NotebookCell("markdown", task.strip()),
             NotebookCell("code", s.code(cell)),
             NotebookCell("code", runner.check_code(number, cell)),
-            NotebookCell(
-                "markdown",
-                f"<details><summary>{WORDS['solution'](lang)}</summary>\n\n"
-                f"```python\n{s.code(solution)}\n```\n\n{after}\n\n</details>",
-            ),
+            worked_answer(s, cell.id, run),
         ]
     return cells
+
+
+def worked_answer(s: runner.Session, ident: str, run: bool = True) -> NotebookCell:
+    """Exercise ``ident``'s worked answer, folded: its code, and the prose that follows it with
+    the numbers the answer computes from ``s``'s state (run in a copy of it)."""
+    solution = runner.part(s.number, "solution", ident)[0]
+    key = f"{ident}/solution"
+    worked = s.fork()
+    if run:
+        worked.run_cell(solution, quiet=True)
+    after = _prose(source.prose(s.number, s.lang), key, worked.ns, run)
+    if after and after.kind == NUMBERS:
+        return NotebookCell(NUMBERS, key)
+    return NotebookCell(
+        "markdown",
+        f"<details><summary>{WORDS['solution'](s.lang)}</summary>\n\n"
+        f"```python\n{s.code(solution)}\n```\n\n{after.text if after else ''}\n\n</details>",
+    )
 
 
 def _quiz(number: int, lang: str) -> list[NotebookCell]:
@@ -178,7 +211,7 @@ def _quiz(number: int, lang: str) -> list[NotebookCell]:
 
 def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
     """nbformat 4 (no outputs: the learner runs it), validated; cell ids numbered, so the same
-    lesson exports to the same file."""
+    lesson exports to the same file. Markdown's CJK line breaks are joined (``render.join_cjk``)."""
     import nbformat
     from nbformat import v4
 
@@ -187,10 +220,17 @@ def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    make = {"markdown": v4.new_markdown_cell, "code": v4.new_code_cell}
-    nb.cells = [make[c.kind](c.text, id=f"cell-{i}") for i, c in enumerate(cells)]
+    nb.cells = [_cell(c, f"cell-{i}") for i, c in enumerate(cells)]
     nbformat.validate(nb)
     return nb
+
+
+def _cell(c: NotebookCell, ident: str) -> nbformat.NotebookNode:
+    from nbformat import v4
+
+    if c.kind == "markdown":
+        return v4.new_markdown_cell(render.join_cjk(c.text), id=ident)
+    return v4.new_code_cell(c.text, id=ident)
 
 
 def notebook(
@@ -276,5 +316,5 @@ def export(
     return [*written, build_wheel(folder)] if wheel else written
 
 
-__all__ = ["FORMATS", "NotebookCell", "build", "build_wheel", "export", "install_code"]
-__all__ += ["notebook", "to_ipynb", "to_notebook", "to_py"]
+__all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "build_wheel", "export", "install_code"]
+__all__ += ["notebook", "to_ipynb", "to_notebook", "to_py", "worked_answer"]

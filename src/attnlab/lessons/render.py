@@ -94,7 +94,7 @@ def code_lines(printed: str) -> list[str]:
     return [ln[len(GUTTER) :] for ln in printed.splitlines() if ln.startswith(GUTTER)]
 
 
-_BLOCK = re.compile(r"^\s*([|#>`*+-]|\d+[.)]\s|$)")
+_BLOCK = re.compile(r"^\s*([|#>]|```|[-*+]\s|\d+[.)]\s|$)")  # a line that is not paragraph text
 
 
 def _wide(ch: str) -> bool:
@@ -108,11 +108,25 @@ def join_lines(text: str) -> str:
     for line in text.splitlines():
         prev = out[-1] if out else ""
         if out and not _BLOCK.match(line) and prev.strip() and not _BLOCK.match(prev):
-            sep = "" if _wide(prev.rstrip()[-1]) and _wide(line.lstrip()[0]) else " "
+            last, first = prev.rstrip()[-1], line.lstrip()[0]
+            # no space between two CJK characters, nor after full-width punctuation (。、：)
+            sep = "" if _wide(last) and (_wide(first) or last in NO_BREAK_BEFORE) else " "
             out[-1] = prev.rstrip() + sep + line.lstrip()
         else:
             out.append(line)
     return "\n".join(out)
+
+
+CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+_CJK_BREAK = re.compile(f"(?<=[{CJK}])\n(?=[{CJK}])|(?<=[。、，：；！？])\n(?=[^\\s|#>*+-])")
+
+
+def join_cjk(text: str) -> str:
+    """Markdown for a page or a notebook with the line breaks a browser would show as a
+    stray space joined: between two Chinese or Japanese characters, or after 。、：
+    (these languages put no space there). Code blocks are left as they are."""
+    parts = re.split(r"(```.*?```)", text, flags=re.S)
+    return "".join(p if p.startswith("```") else _CJK_BREAK.sub("", p) for p in parts)
 
 
 NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%")
@@ -142,17 +156,24 @@ def wrap_wide(text: str, width: int) -> str:
 
 
 def _break(text: str, width: int) -> list[str]:
-    rows, row = [], ""
+    rows, row = [], []  # row: its tokens
     for token in _TOKEN.findall(text):
-        if row and _width(row + token.rstrip()) > width:
-            if (token[0] in NO_BREAK_BEFORE and len(row) > 1) or row[-1] in NO_BREAK_AFTER:
-                token, row = row[-1] + token, row[:-1]
-            rows.append(row.rstrip())
-            row = token.lstrip()
+        if row and _width("".join(row) + token.rstrip()) > width:
+            if len(row) > 1 and _cannot_break(row[-1], token):  # the last token goes along
+                token = row.pop() + token
+                if token[0].isspace() and len(row) > 1:
+                    token = row.pop() + token
+            rows.append("".join(row).rstrip())
+            row = [token.lstrip()]
         else:
-            row += token
-    return [*rows, row.rstrip()]
+            row.append(token)
+    return [*rows, "".join(row).rstrip()]
+
+
+def _cannot_break(before: str, token: str) -> bool:
+    """No line starts with 。 or a list marker (``+ `` would read as a bullet), none ends with 「."""
+    return token[0] in NO_BREAK_BEFORE or bool(_ITEM.match(token)) or before[-1] in NO_BREAK_AFTER
 
 
 __all__ = ["GUTTER", "code", "code_block", "code_lines", "console", "heading", "join_lines"]
-__all__ += ["output", "panel", "prose", "wants_colour", "wrap_wide"]
+__all__ += ["join_cjk", "output", "panel", "prose", "wants_colour", "wrap_wide"]

@@ -21,11 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from ..i18n import Text
-from ..tables import display_width, pad, text_table
+from ..tables import display_width, level, pad, spread, text_heatmap, text_table
 
 _plots: dict[str, object] = {"dir": None, "quiet": False, "written": []}
 
-SHADES = " ░▒▓█"
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 SPARKS = "▁▂▃▄▅▆▇█"
 WIDTH = 72  # the text figures' widest line
@@ -74,25 +73,9 @@ class Heat:
         return heatmap(self.w, self.rows, self.cols, **self.options)
 
     def text(self, width: int = WIDTH) -> str:
-        w = np.atleast_2d(np.asarray(self.w, dtype=float))
-        rows_at = _spread(w.shape[0], 24)
-        cols_at = _spread(w.shape[1], 32)
-        lo = self.options.get("vmin", 0.0)
-        lo = np.nanmin(w) if lo is None else lo
-        hi = self.options.get("vmax") or max(np.nanmax(w), lo + 1e-12)
-        names = _labels(self.rows, w.shape[0], rows_at)
-        heads = _labels(self.cols, w.shape[1], cols_at)
-        cell = max(2, *(display_width(h) for h in heads))
-        if cell * len(cols_at) > width - 8:  # labels too wide: numbered columns, shade only
-            cell, heads = 2, [str(c % 10) for c in cols_at]
-        left = max((display_width(n) for n in names), default=1)
-        lines = [_title(self.options)]
-        lines.append(" " * (left + 1) + "".join(pad(h, cell) for h in heads).rstrip())
-        for r, name in zip(rows_at, names, strict=True):
-            shades = "".join(_shade(w[r, c], lo, hi) * cell for c in cols_at)
-            lines.append(f"{pad(name, left)} {shades}")
-        lines.append(f"{' ' * (left + 1)}{SHADES[1:]} = {lo:.2f} … {hi:.2f}" + _axes(self.options))
-        return "\n".join(line for line in lines if line is not None)
+        lo, hi = self.options.get("vmin", 0.0), self.options.get("vmax")
+        body = text_heatmap(self.w, self.rows, self.cols, lo, hi or None, width)
+        return "\n".join(x for x in (_title(self.options), body + _axes(self.options)) if x)
 
     __call__ = figure  # plot(name, fig) also takes a plain function drawing a Figure
 
@@ -165,9 +148,9 @@ class Curve:
         lines = [_title(self.options)]
         for key, (_, ys) in self._points().items():
             ys = np.asarray(ys, dtype=float)
-            at = _spread(len(ys), room)
+            at = spread(len(ys), room)
             lo, hi = np.nanmin(ys), np.nanmax(ys)
-            spark = "".join(SPARKS[_level(ys[i], lo, hi, len(SPARKS))] for i in at)
+            spark = "".join(SPARKS[level(ys[i], lo, hi, len(SPARKS))] for i in at)
             lines.append(f"{pad(key, name)} {spark}  {ys[0]:.3g} → {ys[-1]:.3g}")
         xlabel = self.options.get("xlabel")
         if xlabel:
@@ -254,27 +237,6 @@ def _caller_lang(depth: int = 1) -> str:
     """The ``LANG`` of the lesson code that called ``plot`` (its setup cell sets it)."""
     frame = sys._getframe(depth + 1)
     return str(frame.f_locals.get("LANG", frame.f_globals.get("LANG", "en")))
-
-
-def _spread(n: int, most: int) -> list[int]:
-    """At most ``most`` indices spread evenly over range(n)."""
-    return list(range(n)) if n <= most else sorted(set(np.linspace(0, n - 1, most).astype(int)))
-
-
-def _labels(names: Sequence[str] | None, n: int, at: list[int]) -> list[str]:
-    return [str(names[i]) if names is not None and i < len(names) else str(i) for i in at]
-
-
-def _level(v: float, lo: float, hi: float, levels: int) -> int:
-    if not np.isfinite(v):
-        return 0
-    return int(np.clip((v - lo) / max(hi - lo, 1e-12) * levels, 0, levels - 1))
-
-
-def _shade(v: float, lo: float, hi: float) -> str:
-    if not np.isfinite(v) or v <= lo:
-        return "·" if np.isfinite(v) else " "
-    return SHADES[1 + _level(v, lo, hi, len(SHADES) - 1)]
 
 
 def _bar(cols: float) -> str:

@@ -164,3 +164,32 @@ print([TGT.chars[i] for i in decoder_input[1:]])
 # %% mistake teacher_forcing_input shifted
 target_ex = TGT.encode(SOS + "2018-05-09" + EOS)
 decoder_input = target_ex[1:]
+
+# %% exercise additive_score answer=weights_ex
+gen = torch.Generator().manual_seed(SEED)
+s_ex = torch.randn(4, generator=gen)  # (H,) the decoder state that asks
+h_ex = torch.randn(6, 4, generator=gen)  # (S, H) six encoder states
+W_s, W_h = torch.randn(4, 4, generator=gen), torch.randn(4, 4, generator=gen)
+v_ex = torch.randn(4, generator=gen)  # (H,) reads one score out of each mixed vector
+scores_ex = h_ex @ s_ex  # TODO: Bahdanau's additive score v · tanh(W_s s + W_h h_i)
+weights_ex = torch.softmax(scores_ex, dim=0)  # (S,) one weight per input position
+
+# %% solution additive_score
+gen = torch.Generator().manual_seed(SEED)
+s_ex = torch.randn(4, generator=gen)  # (H,) the decoder state that asks
+h_ex = torch.randn(6, 4, generator=gen)  # (S, H) six encoder states
+W_s, W_h = torch.randn(4, 4, generator=gen), torch.randn(4, 4, generator=gen)
+v_ex = torch.randn(4, generator=gen)  # (H,) reads one score out of each mixed vector
+scores_ex = torch.tanh(s_ex @ W_s.T + h_ex @ W_h.T) @ v_ex  # (S,): the state is added to each h_i
+weights_ex = torch.softmax(scores_ex, dim=0)  # (S,) one weight per input position
+top_ex = int(weights_ex.argmax())
+print("weights", [round(w, 3) for w in weights_ex.tolist()])
+
+# %% mistake additive_score no_tanh
+gen = torch.Generator().manual_seed(SEED)
+s_ex = torch.randn(4, generator=gen)
+h_ex = torch.randn(6, 4, generator=gen)
+W_s, W_h = torch.randn(4, 4, generator=gen), torch.randn(4, 4, generator=gen)
+v_ex = torch.randn(4, generator=gen)
+scores_ex = (s_ex @ W_s.T + h_ex @ W_h.T) @ v_ex
+weights_ex = torch.softmax(scores_ex, dim=0)
