@@ -79,7 +79,7 @@ def _exit_with_main(argv: list[str]) -> None:
 
 def become(args: list[str], cwd: str, out: str, err: str) -> None:
     """In a forked child: become ``python ARGS`` run in ``cwd``, then exit with its status."""
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the jobs' lines are for this runner only
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # nothing to read (a runner reads its jobs there)
     for fd, path in ((1, out), (2, err)):
         os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
     # streams on those descriptors, as a fresh interpreter has them (not a test's capture)
