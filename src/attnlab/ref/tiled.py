@@ -142,16 +142,18 @@ class _Problem:
         multiplies a float mask (LOG2E when the scores are in base 2)."""
         s = buf[:, : i1 - i0, : j1 - j0]
         np.matmul(qb, kT[:, :, j0:j1], out=s)  # (N, bq, E') @ (N, E', bk)
+        # masks are added (0 or -inf for bool ones): 5x cheaper than a masked copy
+        zero, ninf = self.dtype.type(0), self.dtype.type(-np.inf)
         user = self.mask_tile(i0, i1, j0, j1)
         if user is not None:
             if user.dtype == bool:
-                np.copyto(s, -np.inf, where=~user)
+                s += np.where(user, zero, ninf)
             else:
                 add = user.astype(self.dtype, copy=False)
                 s += add if unit == 1 else add * self.dtype.type(unit)
         above = self.above_diagonal(i0, i1, j0, j1)
-        if above is not None:  # adding -inf is cheaper than a masked copy
-            s += np.where(above, self.dtype.type(-np.inf), self.dtype.type(0))
+        if above is not None:
+            s += np.where(above, ninf, zero)
         return s
 
     def above_diagonal(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
@@ -264,22 +266,23 @@ def _exact_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc, r: np.ndarra
     for j0 in P.key_blocks(i0, i1):
         j1 = min(j0 + P.block, P.S)
         s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf, LOG2E)  # (N, bq, bk), base 2
-        s -= r[..., None]
         _add_tile_rebased(s, v_ext[:, j0:j1], acc, r)
 
 
 def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndarray) -> None:
-    """Move each row's reference r (N, bq) to max(tile max, log2 of its running sum), in
+    """Move each row's reference r (N, bq) to max(tile max, r + log2 of its running sum), in
     place, rescaling acc so that every term and the running sum are <= 1; then
-    acc += 2^(s - r) @ vj. ``s`` (N, bq, bk) holds s - r for the old r and is overwritten."""
-    d = np.fmax(s.max(axis=-1), np.log2(acc[..., -1]))  # (N, bq), relative to the old r
-    d = np.where(np.isfinite(d), d, 0)  # rows with nothing yet (or NaN) keep their reference
-    s -= d[..., None]
-    # acc is 0 where its sum is 0: skip those rows, whose factor 2^-d could overflow (0 * inf)
-    factor = np.where(acc[..., -1] > 0, np.exp2(-d.astype(np.float64)), 1.0)
+    acc += 2^(s - r) @ vj. ``s`` (N, bq, bk): scores in base 2, overwritten."""
+    total = acc[..., -1]
+    r_new = np.fmax(s.max(axis=-1), r + np.log2(total))  # (N, bq)
+    r_new = np.where(np.isfinite(r_new), r_new, r)  # rows with nothing yet (or NaN) keep r
+    # acc is 0 where its sum is 0: skip those rows, whose factor could overflow (0 * inf)
+    factor = np.where(total > 0, np.exp2((r - r_new).astype(np.float64)), 1.0)
     acc *= factor[..., None]
-    r += d
-    np.exp2(s, out=s)
+    r[...] = r_new
+    s -= r_new[..., None]
+    s *= LN2  # base e from here: NumPy's exp is fast on -inf (masked scores), its exp2 is not
+    np.exp(s, out=s)
     acc += s @ vj  # (N, bq, bk) @ (N, bk, Ev + 1)
 
 
