@@ -57,13 +57,14 @@ def attention_step(
     causal query needs no mask).
     """
     B, H, Hkv, D = x.shape[0], w.heads, w.kv_heads, w.d_k
-    qkv = F.linear(x, w.in_w, w.in_b)  # (B, (H + 2 Hkv) D)
-    qk = qkv[:, : (H + Hkv) * D].view(B, H + Hkv, D)
-    if rope is not None:
-        qk = _rotate(qk, *rope)  # queries and keys in one go
-    v = qkv[:, (H + Hkv) * D :].view(B, Hkv, 1, D)
-    k_all, v_all = cache.append(qk[:, H:, None], v)  # (B, Hkv, S, D)
-    out = F.scaled_dot_product_attention(qk[:, :H, None], k_all, v_all, enable_gqa=H != Hkv)
+    qkv = F.linear(x, w.in_w, w.in_b).view(B, H + 2 * Hkv, 1, D)  # heads of q, k, v
+    if rope is None:
+        q, k, v = qkv.split([H, Hkv, Hkv], dim=1)  # (B, H or Hkv, 1, D)
+    else:  # queries and keys rotated in one go
+        q, k = _rotate(qkv.narrow(1, 0, H + Hkv), *rope).split([H, Hkv], dim=1)
+        v = qkv.narrow(1, H + Hkv, Hkv)
+    k_all, v_all = cache.append(k, v)  # (B, Hkv, S, D)
+    out = F.scaled_dot_product_attention(q, k_all, v_all, enable_gqa=H != Hkv)
     return F.linear(out.reshape(B, H * D), w.out_w, w.out_b)  # (B, H, 1, D) -> (B, d)
 
 
