@@ -27,7 +27,7 @@ from ..nn import (
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
 )
-from ..nn.decode import AttentionStep, attention_step, one_thread
+from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
 
 
 @dataclass
@@ -233,7 +233,7 @@ class _BlockStep(NamedTuple):
     ln_1: tuple
     attn: AttentionStep
     ln_2: tuple
-    fc: tuple[Tensor, Tensor | None]
+    fc: tuple[Tensor, Tensor | None]  # (weight.t(), bias), as linear_t takes them
     proj: tuple[Tensor, Tensor | None]
 
     @classmethod
@@ -243,15 +243,15 @@ class _BlockStep(NamedTuple):
             _layer_norm(b.ln_1),
             AttentionStep.of(b.attn),
             _layer_norm(b.ln_2),
-            (fc.weight, fc.bias),
-            (proj.weight, proj.bias),
+            (fc.weight.t(), fc.bias),
+            (proj.weight.t(), proj.bias),
         )
 
     def __call__(self, x: Tensor, cache: KVCache, rope: tuple[Tensor, Tensor] | None) -> Tensor:
         """Block.forward for one new position: x (B, C) -> (B, C)."""
         x = x + attention_step(F.layer_norm(x, *self.ln_1), self.attn, cache, rope)
-        h = F.gelu(F.linear(F.layer_norm(x, *self.ln_2), *self.fc))  # (B, 4C)
-        return x + F.linear(h, *self.proj)
+        h = F.gelu(linear_t(F.layer_norm(x, *self.ln_2), *self.fc))  # (B, 4C)
+        return x + linear_t(h, *self.proj)
 
 
 class _Decoder:
@@ -269,7 +269,7 @@ class _Decoder:
         self.caches = [KVCache(cfg.block_size) for _ in model.blocks]
         self.blocks = [_BlockStep.of(b) for b in model.blocks]
         self.ln_f = _layer_norm(model.ln_f)
-        self.wte, self.head = model.wte.weight, model.lm_head.weight
+        self.wte, self.head_t = model.wte.weight, model.lm_head.weight.t()
         self.positions = _position_table(model)  # (block_size, C), or None
         self.rotary = model.blocks[0].attn.rotary  # the same angles in every layer
 
@@ -293,7 +293,7 @@ class _Decoder:
                 rope = cos[0], sin[0]
             for block, cache in zip(self.blocks, self.caches, strict=True):
                 x = block(x, cache, rope)
-            return F.linear(F.layer_norm(x, *self.ln_f), self.head)  # (B, vocab)
+            return linear_t(F.layer_norm(x, *self.ln_f), self.head_t)  # (B, vocab)
 
 
 def _position_table(model: GPT) -> Tensor | None:

@@ -24,11 +24,12 @@ from .positional import _rotate
 
 
 class AttentionStep(NamedTuple):
-    """A ``MultiHeadAttention``'s tensors and sizes, gathered once per decoding run."""
+    """A ``MultiHeadAttention``'s tensors and sizes, gathered once per decoding run; weights
+    transposed (views), as ``linear_t`` takes them."""
 
-    in_w: Tensor  # (d + 2 * Hkv * D, d): q, k, v stacked by rows
+    in_wt: Tensor  # (d, d + 2 * Hkv * D): columns q, k, v
     in_b: Tensor | None
-    out_w: Tensor  # (d, d)
+    out_wt: Tensor  # (d, d)
     out_b: Tensor | None
     heads: int
     kv_heads: int
@@ -37,9 +38,9 @@ class AttentionStep(NamedTuple):
     @classmethod
     def of(cls, m: MultiHeadAttention) -> AttentionStep:
         return cls(
-            m.in_proj.weight,
+            m.in_proj.weight.t(),
             m.in_proj.bias,
-            m.out_proj.weight,
+            m.out_proj.weight.t(),
             m.out_proj.bias,
             m.num_heads,
             m.num_kv_heads,
@@ -57,7 +58,7 @@ def attention_step(
     causal query needs no mask).
     """
     B, H, Hkv, D = x.shape[0], w.heads, w.kv_heads, w.d_k
-    qkv = F.linear(x, w.in_w, w.in_b).view(B, H + 2 * Hkv, 1, D)  # heads of q, k, v
+    qkv = linear_t(x, w.in_wt, w.in_b).view(B, H + 2 * Hkv, 1, D)  # heads of q, k, v
     if rope is None:
         q, k, v = qkv.split([H, Hkv, Hkv], dim=1)  # (B, H or Hkv, 1, D)
     else:  # queries and keys rotated in one go
@@ -65,7 +66,13 @@ def attention_step(
         v = qkv.narrow(1, H + Hkv, Hkv)
     k_all, v_all = cache.append(k, v)  # (B, Hkv, S, D)
     out = F.scaled_dot_product_attention(q, k_all, v_all, enable_gqa=H != Hkv)
-    return F.linear(out.reshape(B, H * D), w.out_w, w.out_b)  # (B, H, 1, D) -> (B, d)
+    return linear_t(out.reshape(B, H * D), w.out_wt, w.out_b)  # (B, H, 1, D) -> (B, d)
+
+
+def linear_t(x: Tensor, w_t: Tensor, b: Tensor | None = None) -> Tensor:
+    """``F.linear(x, w_t.T, b)`` for x ``(B, d_in)``, straight to the matmul: one op instead of
+    linear's transpose and dispatch. w_t ``(d_in, d_out)`` is ``weight.t()``, taken once."""
+    return torch.mm(x, w_t) if b is None else torch.addmm(b, x, w_t)
 
 
 @contextmanager
