@@ -230,8 +230,8 @@ def _fast_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc: np.ndarray) -
     row maxima, no rescaling. One head at a time through one scratch tile, which so stays in
     L2 from the first matmul to the second. True if every row's sum ended in [2^LO, 2^HI]
     (nothing overflowed, nothing was lost to underflow; NaN fails); otherwise acc holds
-    garbage and the caller redoes the block with ``_exact_block``. Needs no user mask (every
-    row then sees at least one key)."""
+    garbage and the caller redoes the block with ``_exact_block``. Only without a user mask
+    (then every row sees at least one key, so a zero sum means underflow)."""
     bq, Ev1 = i1 - i0, v_ext.shape[-1]
     tiles = [(j0, min(j0 + P.block, P.S)) for j0 in P.key_blocks(i0, i1)]
     # causal: p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
