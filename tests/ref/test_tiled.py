@@ -231,3 +231,15 @@ def test_scores_out_of_the_fast_paths_range_are_redone_exactly(monkeypatch, dtyp
     naive = F.scaled_dot_product_attention(*t, is_causal=causal)
     p = compare(got, oracle, naive)
     assert p.ok, p.message
+
+
+def test_large_values_whose_products_overflow_on_the_fast_path_are_redone():
+    # scores near 25 (p ~ 2^36) times values near 1e30 overflow float32 unless rescaled
+    q, k, v = (_rand(i, 1, 2, 40, 8, dtype=np.float32) for i in range(3))
+    q *= 6
+    v *= np.float32(1e30)
+    got = ref.tiled_attention(q, k, v, block_size=16)
+    t = [torch.from_numpy(a) for a in (q, k, v)]
+    oracle = F.scaled_dot_product_attention(*(a.double() for a in t))
+    p = compare(got, oracle, F.scaled_dot_product_attention(*t))
+    assert np.isfinite(got).all() and p.ok, p.message
