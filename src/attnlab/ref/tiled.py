@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -363,25 +364,39 @@ def tiled_attention_backward(
     n_workers = _workers(workers, len(starts))
     dq_parts = [np.zeros((N, T, E), dtype=dt) for _ in range(n_workers)]  # one per worker: no races
 
+    # unmasked: one head at a time, so that its two tiles stay in L2 through the five matmuls
+    heads = [slice(None)] if P.mask is not None else [slice(h, h + 1) for h in range(N)]
+
     def key_block(j0: int, dq: np.ndarray) -> None:
         j1 = min(j0 + b, S)
-        buf = np.empty((N, min(b, T), j1 - j0), dtype=dt)
-        kj, vj = P.k[:, j0:j1], P.v[:, j0:j1]
+        buf = np.empty((N if P.mask is not None else 1, min(b, T), j1 - j0), dtype=dt)
+        dp_buf = np.empty_like(buf)
         first_q = (j0 // b) * b if P.is_causal else 0  # causal: queries before j0 never see key j0
-        for i0 in range(first_q, T, b):
-            i1 = min(i0 + b, T)
-            s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf)  # (N, bq, bk)
-            s -= L_use[:, i0:i1, None]
-            np.exp(s, out=s)  # P
-            dv[:, j0:j1] += np.swapaxes(s, -1, -2) @ dO[:, i0:i1]  # (N, bk, bq) @ (N, bq, Ev)
-            dp = dO[:, i0:i1] @ np.swapaxes(vj, -1, -2)  # (N, bq, bk)
-            dp -= Dsum[:, i0:i1, None]
-            dp *= s  # dS
-            dq[:, i0:i1] += dp @ kj  # (N, bq, bk) @ (N, bk, E)
-            dk[:, j0:j1] += np.swapaxes(dp, -1, -2) @ qs[:, i0:i1]  # scale folded into qs
+        for hs in heads:
+            kj, vj = P.k[hs, j0:j1], P.v[hs, j0:j1]
+            for i0 in range(first_q, T, b):
+                i1 = min(i0 + b, T)
+                s = P.scores(qs[hs, i0:i1], kT[hs], i0, i1, j0, j1, buf)  # (n, bq, bk)
+                s -= L_use[hs, i0:i1, None]
+                np.exp(s, out=s)  # P
+                dv[hs, j0:j1] += np.swapaxes(s, -1, -2) @ dO[hs, i0:i1]  # (n, bk, bq) @ (n, bq, Ev)
+                dp = dp_buf[:, : i1 - i0]  # (n, bq, bk)
+                np.matmul(dO[hs, i0:i1], np.swapaxes(vj, -1, -2), out=dp)  # dO V^T
+                dp -= Dsum[hs, i0:i1, None]
+                dp *= s  # dS
+                dq[hs, i0:i1] += dp @ kj  # (n, bq, bk) @ (n, bk, E)
+                dk[hs, j0:j1] += np.swapaxes(dp, -1, -2) @ qs[hs, i0:i1]  # scale folded into qs
+
+    todo = queue.SimpleQueue()  # key blocks, longest first (causal): handed to whoever is free
+    for j0 in starts:
+        todo.put(j0)
 
     def worker(w: int) -> None:
-        for j0 in starts[w::n_workers]:  # each key block (and its dk, dv rows) has one owner
+        while True:  # each key block (and its dk, dv rows) has one owner
+            try:
+                j0 = todo.get_nowait()
+            except queue.Empty:
+                return
             key_block(j0, dq_parts[w])
 
     _map(worker, range(n_workers), n_workers)
