@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .attention import KVCache, MultiHeadAttention
-from .positional import _rotate
+from .positional import rotate
 
 
 class AttentionStep(NamedTuple):
@@ -62,7 +62,7 @@ def attention_step(
     if rope is None:
         q, k, v = qkv.split([H, Hkv, Hkv], dim=1)  # (B, H or Hkv, 1, D)
     else:  # queries and keys rotated in one go
-        q, k = _rotate(qkv.narrow(1, 0, H + Hkv), *rope).split([H, Hkv], dim=1)
+        q, k = rotate(qkv.narrow(1, 0, H + Hkv), *rope).split([H, Hkv], dim=1)
         v = qkv.narrow(1, H + Hkv, Hkv)
     k_all, v_all = cache.append(k, v)  # (B, Hkv, S, D)
     out = F.scaled_dot_product_attention(q, k_all, v_all, enable_gqa=H != Hkv)

@@ -112,7 +112,7 @@ class RotaryEmbedding(nn.Module):
         """``positions`` ``(T,)``: explicit positions (a context-parallel shard), else
         offset..offset+T-1."""
         self._check(x)
-        return _rotate(x, *self.angles(x.shape[-2], x, offset, positions))
+        return rotate(x, *self.angles(x.shape[-2], x, offset, positions))
 
     def pair(
         self, q: Tensor, k: Tensor, offset: int = 0, positions: Tensor | None = None
@@ -122,7 +122,7 @@ class RotaryEmbedding(nn.Module):
         self._check(k)
         T, S = q.shape[-2], k.shape[-2]
         cos, sin = self.angles(max(T, S), q, offset, positions)
-        return _rotate(q, cos[:T], sin[:T]), _rotate(k, cos[:S], sin[:S])
+        return rotate(q, cos[:T], sin[:T]), rotate(k, cos[:S], sin[:S])
 
     def _check(self, x: Tensor) -> None:
         D = 2 * self.inv_freq.shape[0]
@@ -130,7 +130,7 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"x must end in D={D}, got {tuple(x.shape)}")
 
 
-def _rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+def rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     """Rotate-half: feature i pairs with i + D/2; cos ``[cos | cos]``, sin ``[-sin | sin]``
     ``(T, D)``: [x1 cos - x2 sin, x2 cos + x1 sin], with [x2, x1] = x rolled by D/2."""
     return x * cos + x.roll(x.shape[-1] // 2, dims=-1) * sin  # (..., T, D)
