@@ -78,3 +78,20 @@ def test_sampling_filters():
 
 def m_weight_tied(m: GPT) -> bool:
     return m.lm_head.weight.data_ptr() == m.wte.weight.data_ptr()
+
+
+@pytest.mark.parametrize(("pos", "kv"), [("learned", None), ("sinusoidal", 2), ("rope", 2)])
+def test_decoding_steps_give_the_logits_of_the_whole_sequence(pos, kv):
+    # generate's per-token path skips the modules: it must still compute what they compute
+    from attnlab.models.gpt import _Decoder
+
+    m = _model(pos, n_kv_head=kv, bias=pos != "rope")
+    idx = torch.randint(23, (2, 16))
+    full, _ = m(idx)
+    threads = torch.get_num_threads()
+    with torch.inference_mode():
+        dec = _Decoder(m)
+        steps = [dec.prefill(idx[:, :5])]
+        steps += [dec.step(idx[:, t]) for t in range(5, 16)]
+    torch.testing.assert_close(torch.stack(steps, dim=1), full[:, 4:], atol=1e-5, rtol=1e-5)
+    assert dec.full() and torch.get_num_threads() == threads  # restored after each step

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from attnlab import ref
 from attnlab.parity import compare
+from attnlab.ref import tiled
 
 
 def _rand(seed, *shape, dtype=np.float64):
@@ -198,3 +199,47 @@ def test_float16_sums_stay_in_float32():
     want = ref.scaled_dot_product_attention(*(a.astype(np.float64) for a in (q, k, v)))
     assert got.dtype == np.float16
     assert np.abs(got - want).max() < 2 * np.finfo(np.float16).eps
+
+
+def _exact_block_calls(monkeypatch) -> list:
+    calls = []
+    real = tiled._exact_block
+    monkeypatch.setattr(tiled, "_exact_block", lambda *a: calls.append(a[4:6]) or real(*a))
+    return calls
+
+
+def test_ordinary_scores_take_the_fast_path_only(monkeypatch):
+    calls = _exact_block_calls(monkeypatch)
+    q, k, v = (_rand(i, 1, 2, 100, 16, dtype=np.float32) for i in range(3))
+    ref.tiled_attention(q, k, v, is_causal=True, block_size=32)
+    assert calls == []  # the rescaling path would cost a pass over every tile
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_scores_out_of_the_fast_paths_range_are_redone_exactly(monkeypatch, dtype, causal):
+    # keys 40.. give scores of hundreds (2^hundreds: the fast path's sums overflow); under
+    # is_causal only the last query block sees them, and the blocks before stay fast
+    calls = _exact_block_calls(monkeypatch)
+    q, k, v = _rand(0, 1, 2, 48, 8), _rand(1, 1, 2, 48, 8), _rand(2, 1, 2, 48, 4)
+    k[..., 40:, :] *= 300 if dtype == np.float64 else 30
+    q, k, v = (a.astype(dtype) for a in (q, k, v))
+    got = ref.tiled_attention(q, k, v, is_causal=causal, block_size=16)
+    assert sorted(calls) == ([(32, 48)] if causal else [(0, 16), (16, 32), (32, 48)])
+    t = [torch.from_numpy(a) for a in (q, k, v)]
+    oracle = F.scaled_dot_product_attention(*(a.double() for a in t), is_causal=causal)
+    naive = F.scaled_dot_product_attention(*t, is_causal=causal)
+    p = compare(got, oracle, naive)
+    assert p.ok, p.message
+
+
+def test_large_values_whose_products_overflow_on_the_fast_path_are_redone():
+    # scores near 25 (p ~ 2^36) times values near 1e30 overflow float32 unless rescaled
+    q, k, v = (_rand(i, 1, 2, 40, 8, dtype=np.float32) for i in range(3))
+    q *= 6
+    v *= np.float32(1e30)
+    got = ref.tiled_attention(q, k, v, block_size=16)
+    t = [torch.from_numpy(a) for a in (q, k, v)]
+    oracle = F.scaled_dot_product_attention(*(a.double() for a in t))
+    p = compare(got, oracle, F.scaled_dot_product_attention(*t))
+    assert np.isfinite(got).all() and p.ok, p.message

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +27,7 @@ from ..nn import (
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
 )
+from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
 
 
 @dataclass
@@ -204,20 +206,102 @@ class GPT(nn.Module):
         if idx.shape[1] == 0:
             raise UserError("generate needs a prompt of at least one token")
         bs = self.config.block_size
-        caches: list[KVCache] | None = None
+        decoder: _Decoder | None = None
         context = idx
         for _ in range(max_new_tokens):
             if not use_cache:
-                logits, _ = self(context[:, -bs:])
-            elif caches is None or len(caches[0]) >= bs:
-                keep = context[:, -bs:] if caches is None else context[:, -(bs // 2) :]
-                caches = [KVCache(bs) for _ in self.blocks]
-                logits, _ = self(keep, caches=caches)
+                logits = self(context[:, -bs:])[0][:, -1]
+            elif decoder is None or decoder.full():
+                keep = context[:, -bs:] if decoder is None else context[:, -(bs // 2) :]
+                decoder = _Decoder(self)
+                logits = decoder.prefill(keep)
             else:
-                logits, _ = self(context[:, -1:], caches=caches)
-            nxt = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
+                logits = decoder.step(context[:, -1])
+            nxt = sample_next(logits, temperature, top_k, top_p, generator)  # (B,)
             context = torch.cat([context, nxt[:, None]], dim=1)
             yield nxt
+
+
+def _layer_norm(ln: nn.LayerNorm) -> tuple:
+    """F.layer_norm's arguments after the input."""
+    return ln.normalized_shape, ln.weight, ln.bias, ln.eps
+
+
+class _BlockStep(NamedTuple):
+    """A Block's tensors, gathered once per decoding run (see ``attnlab.nn.decode``)."""
+
+    ln_1: tuple
+    attn: AttentionStep
+    ln_2: tuple
+    fc: tuple[Tensor, Tensor | None]  # (weight.t(), bias), as linear_t takes them
+    proj: tuple[Tensor, Tensor | None]
+
+    @classmethod
+    def of(cls, b: Block) -> _BlockStep:
+        fc, proj = b.mlp.fc, b.mlp.proj
+        return cls(
+            _layer_norm(b.ln_1),
+            AttentionStep.of(b.attn),
+            _layer_norm(b.ln_2),
+            (fc.weight.t(), fc.bias),
+            (proj.weight.t(), proj.bias),
+        )
+
+    def __call__(self, x: Tensor, cache: KVCache, rope: tuple[Tensor, Tensor] | None) -> Tensor:
+        """Block.forward for one new position: x (B, C) -> (B, C)."""
+        x = x + attention_step(F.layer_norm(x, *self.ln_1), self.attn, cache, rope)
+        h = F.gelu(linear_t(F.layer_norm(x, *self.ln_2), *self.fc))  # (B, 4C)
+        return x + linear_t(h, *self.proj)
+
+
+class _Decoder:
+    """Cached decoding of an evaluating GPT, one token per step, without nn.Module calls.
+
+    ``prefill`` runs the prompt through the model (filling one preallocated KVCache of
+    block_size positions per layer); each ``step`` then feeds one token per sequence through
+    the tensors gathered here: per-call overhead, not arithmetic, bounds a small model's
+    decoding on a CPU. Its logits equal the model's with the same caches.
+    """
+
+    def __init__(self, model: GPT):
+        cfg = model.config
+        self.model, self.size = model, cfg.block_size
+        self.caches = [KVCache(cfg.block_size) for _ in model.blocks]
+        self.blocks = [_BlockStep.of(b) for b in model.blocks]
+        self.ln_f = _layer_norm(model.ln_f)
+        self.wte, self.head_t = model.wte.weight, model.lm_head.weight.t()
+        self.positions = _position_table(model)  # (block_size, C), or None
+        self.rotary = model.blocks[0].attn.rotary  # the same angles in every layer
+
+    def full(self) -> bool:
+        return len(self.caches[0]) >= self.size
+
+    def prefill(self, idx: Tensor) -> Tensor:
+        """idx (B, T) -> logits (B, vocab) of the last position."""
+        return self.model(idx, caches=self.caches)[0][:, -1]
+
+    def step(self, tok: Tensor) -> Tensor:
+        """tok (B,) at the next position -> logits (B, vocab) after it."""
+        pos = len(self.caches[0])
+        with one_thread():
+            x = F.embedding(tok, self.wte)  # (B, C)
+            rope = None
+            if self.positions is not None:
+                x = x + self.positions[pos]
+            if self.rotary is not None:
+                cos, sin = self.rotary.angles(1, x, offset=pos)  # (1, D) each
+                rope = cos[0], sin[0]
+            for block, cache in zip(self.blocks, self.caches, strict=True):
+                x = block(x, cache, rope)
+            return linear_t(F.layer_norm(x, *self.ln_f), self.head_t)  # (B, vocab)
+
+
+def _position_table(model: GPT) -> Tensor | None:
+    """(block_size, C): what the model adds to the token embedding at each position; None
+    under rotary positions (they enter inside attention)."""
+    if isinstance(model.wpe, LearnedPositionalEmbedding):
+        return model.wpe.emb.weight
+    return None if model.wpe is None else model.wpe.table(model.config.block_size)
 
 
 def sample_next(

@@ -53,10 +53,10 @@ class KVCache:
             if self._kbuf is None:
                 self._kbuf = k.new_empty((*k.shape[:-2], self.max_len, k.shape[-1]))
                 self._vbuf = v.new_empty((*v.shape[:-2], self.max_len, v.shape[-1]))
-            self._kbuf[..., self._len : self._len + T, :] = k
-            self._vbuf[..., self._len : self._len + T, :] = v
-            self.k = self._kbuf[..., : self._len + T, :]
-            self.v = self._vbuf[..., : self._len + T, :]
+            self._kbuf.narrow(-2, self._len, T).copy_(k)  # narrow: cheaper than indexing
+            self._vbuf.narrow(-2, self._len, T).copy_(v)
+            self.k = self._kbuf.narrow(-2, 0, self._len + T)
+            self.v = self._vbuf.narrow(-2, 0, self._len + T)
         self._len += T
         return self.k, self.v
 

@@ -2,12 +2,17 @@
 
 Rabe & Staats (2021), "Self-attention does not need O(n^2) memory"; Dao et al. (2022),
 "FlashAttention". For each block of queries we walk the key/value blocks, keeping per query row a
-reference point r and an unnormalised output acc = sum exp(s - r) [v | 1] whose last column is the
-running sum l (V gets a column of ones, so one matmul yields both p @ V and the row sums; q gets a
-column -r, so the score matmul yields s - r directly). r follows the running maximum lazily: it
-moves, and acc is rescaled by exp(r_old - r_new), only when the maximum drifts more than REBASE
-from it (FlashAttention-4's conditional rescaling), which keeps every exp within e^REBASE of the
-largest term while saving a pass over most tiles. At the end out = acc / l and lse = r + log(l).
+reference point r and an unnormalised output acc = sum 2^(s - r) [v | 1] whose last column is the
+running sum l (V gets a column of ones, so one matmul yields both p @ V and the row sums). Scores
+are in base 2 (log2(e) is folded into the scale): NumPy's exp2 is about twice as fast as its exp.
+At the end out = acc / l and lse = (r + log2 l) ln 2.
+
+Two paths. The fast one keeps r = 0 for every row: no row maxima, no rescaling, just
+matmul, exp2, matmul per tile, one head at a time so that the tile stays in L2. Ordinary scores
+(a row's largest within about -20..+40) never come near float32's range, and a check at the end
+(every row's sum between 2^-32 and 2^64, all of acc finite) tells when they did: then the block
+is redone on the exact path, where r follows each row's maximum as in FlashAttention (also the
+path under a user mask).
 
 Extra memory is O(T * d + block^2) per worker: a tile of scores, never the table. Under
 ``is_causal`` key blocks that lie wholly above the diagonal are skipped (about half the work).
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,7 +37,9 @@ from ._checks import mask_array
 from .sdpa import prepare_qkv
 
 TILE_BUDGET_BYTES = 4 * 2**20  # one score tile across all batch*heads rows
-REBASE = 8.0  # how far a row's reference may sit from its running max (e^8 ~ 3000: no overflow)
+LOG2E, LN2 = 1 / math.log(2), math.log(2)
+HI = 64.0  # fast path: a row's sum may reach 2^64 (far from overflow in float32)
+LO = -32.0  # fast path: a row's sum below 2^-32 may have lost terms (or p * v) to underflow
 
 
 def default_block_size(n_rows: int, T: int, S: int, itemsize: int) -> int:
@@ -103,15 +111,9 @@ class _Problem:
             raise ValueError(f"block_size must be a positive int, got {block_size!r}")
         self.block = int(block_size)
 
-    def keys_transposed(self, extra_row: float | None = None) -> np.ndarray:
-        """K^T as one contiguous (N, E, S) array (fast tile matmuls); with ``extra_row``, an
-        (N, E + 1, S) array whose last row holds that constant, built in one pass."""
-        N, E, S = self.N, self.E, self.S
-        kT = np.empty((N, E + (extra_row is not None), S), dtype=self.dtype)
-        kT[:, :E] = np.swapaxes(self.k, -1, -2)
-        if extra_row is not None:
-            kT[:, E] = extra_row
-        return kT
+    def keys_transposed(self) -> np.ndarray:
+        """K^T as one contiguous (N, E, S) array (fast tile matmuls)."""
+        return np.ascontiguousarray(np.swapaxes(self.k, -1, -2))
 
     def mask_tile(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
         """The user mask for queries i0:i1 and keys j0:j1, shaped to broadcast to (N, bq, bk)."""
@@ -127,22 +129,41 @@ class _Problem:
         return range(0, stop, self.block)
 
     def scores(
-        self, qb: np.ndarray, kT: np.ndarray, i0: int, i1: int, j0: int, j1: int, buf: np.ndarray
+        self,
+        qb: np.ndarray,
+        kT: np.ndarray,
+        i0: int,
+        i1: int,
+        j0: int,
+        j1: int,
+        buf: np.ndarray,
+        unit: float = 1.0,
     ) -> np.ndarray:
         """Masked scores (N, bq, bk) of prepared queries qb against keys j0:j1 of ``kT``
-        (N, E', S), written into ``buf`` (a reusable (N, block, block) tile)."""
+        (N, E', S), written into ``buf`` (a reusable (N, block, block) tile). ``unit``
+        multiplies a float mask (LOG2E when the scores are in base 2)."""
         s = buf[:, : i1 - i0, : j1 - j0]
         np.matmul(qb, kT[:, :, j0:j1], out=s)  # (N, bq, E') @ (N, E', bk)
+        # masks are added (0 or -inf for bool ones): 5x cheaper than a masked copy
+        zero, ninf = self.dtype.type(0), self.dtype.type(-np.inf)
         user = self.mask_tile(i0, i1, j0, j1)
         if user is not None:
             if user.dtype == bool:
-                np.copyto(s, -np.inf, where=~user)
+                s += np.where(user, zero, ninf)
             else:
-                s += user.astype(self.dtype, copy=False)
-        if self.is_causal and j1 - 1 > i0:  # the tile touches the diagonal
-            above = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None]  # (bq, bk)
-            np.copyto(s, -np.inf, where=above)
+                add = user.astype(self.dtype, copy=False)
+                s += add if unit == 1 else add * self.dtype.type(unit)
+        above = self.above_diagonal(i0, i1, j0, j1)
+        if above is not None:
+            s += np.where(above, ninf, zero)
         return s
+
+    def above_diagonal(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
+        """(bq, bk) True where key s > query t, if ``is_causal`` and the tile touches the
+        diagonal; None otherwise."""
+        if not (self.is_causal and j1 - 1 > i0):
+            return None
+        return np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None]
 
 
 def tiled_attention(
@@ -179,56 +200,104 @@ def tiled_attention(
 
 def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype."""
-    N, T, E, Ev, b, dt = P.N, P.T, P.E, P.Ev, P.block, P.dtype
+    N, T, Ev, dt = P.N, P.T, P.Ev, P.dtype
     out = np.zeros((N, T, Ev), dtype=dt)
     lse = np.full((N, T), -np.inf, dtype=dt)
-    # q gets the scale and one extra column (-r, the row's reference point); K^T an extra row of
-    # ones: one matmul then yields s - r directly, with no separate subtraction pass.
-    q_aug = np.empty((N, T, E + 1), dtype=dt)
-    np.multiply(P.q, dt.type(P.scale), out=q_aug[..., :E])
-    kT_aug = P.keys_transposed(extra_row=1.0)  # (N, E + 1, S)
-    v_ext = np.empty((N, P.S, Ev + 1), dtype=dt)  # (N, S, Ev + 1): [v | 1]
+    # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
+    qs = np.multiply(P.q, dt.type(P.scale * LOG2E))  # (N, T, E)
+    kT = P.keys_transposed()  # (N, E, S)
+    v_ext = np.empty((N, P.S, Ev + 1), dtype=dt)  # [v | 1]: p @ v_ext is p @ v and row sums
     v_ext[..., :Ev] = P.v
     v_ext[..., Ev] = 1
 
     def query_block(i0: int) -> None:
-        i1 = min(i0 + b, T)
-        buf = np.empty((N, i1 - i0, min(b, P.S)), dtype=dt)
-        qb = q_aug[:, i0:i1]
-        r = np.zeros((N, i1 - i0), dtype=dt)  # reference: acc holds sum exp(s - r) [v | 1]
-        m = np.full((N, i1 - i0), -np.inf, dtype=dt)  # true running max of the scores
-        acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)
-        for j0 in P.key_blocks(i0, i1):
-            j1 = min(j0 + b, P.S)
-            qb[..., E] = -r
-            s = P.scores(qb, kT_aug, i0, i1, j0, j1, buf)  # s - r: (N, bq, bk)
-            m = np.maximum(m, r + s.max(axis=-1))
-            # move r to the max only where it drifted more than REBASE away (rare after the
-            # first tile): exp(s - r) then stays within [e^-REBASE, e^REBASE] of the max term
-            with np.errstate(invalid="ignore"):
-                delta = np.where(np.isfinite(m) & (np.abs(m - r) > REBASE), m - r, dt.type(0))
-            if delta.any():
-                s -= delta[..., None]
-                # r only moves down before the row's first finite score, when acc is still 0:
-                # scaling by exp(-delta) there could overflow (0 * inf = NaN) and means nothing
-                acc *= np.exp(-np.maximum(delta, 0))[..., None]
-                r += delta
-            np.exp(s, out=s)  # p, in place
-            acc += s @ v_ext[:, j0:j1]  # (N, bq, bk) @ (N, bk, Ev + 1)
-        total = acc[..., Ev]
-        np.divide(acc[..., :Ev], total[..., None], out=out[:, i0:i1], where=total[..., None] != 0)
-        with np.errstate(divide="ignore"):
-            lse[:, i0:i1] = np.where(total > 0, r + np.log(total), -np.inf)
-        nan_rows = np.isnan(total)
-        if nan_rows.any():  # NaN in real inputs propagates
-            out[:, i0:i1][nan_rows] = np.nan
-            lse[:, i0:i1][nan_rows] = np.nan
+        i1 = min(i0 + P.block, T)
+        acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
+        r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
+        with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
+            if P.mask is not None or not _fast_block(P, qs, kT, v_ext, i0, i1, acc):
+                acc[...] = 0
+                _exact_block(P, qs, kT, v_ext, i0, i1, acc, r)
+            _finish_block(acc, r, out[:, i0:i1], lse[:, i0:i1])
 
-    starts = list(range(0, T, b))
+    starts = list(range(0, T, P.block))
     if P.S == 0:
         starts = []  # no keys: every row attends to nothing -> zeros
     _map(query_block, starts[::-1], _workers(workers, len(starts)))  # longest (causal) first
     return out, lse
+
+
+def _fast_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc: np.ndarray) -> bool:
+    """acc += 2^s @ [v | 1] over the key tiles of queries i0:i1 with r = 0 for every row: no
+    row maxima, no rescaling. One head at a time through one scratch tile, which so stays in
+    L2 from the first matmul to the second. True if acc is finite and every row's sum ended in
+    [2^LO, 2^HI] (nothing overflowed, nothing was lost to underflow); otherwise acc holds
+    garbage and the caller redoes the block with ``_exact_block``. Only without a user mask
+    (then every row sees at least one key, so a zero sum means underflow)."""
+    bq, Ev1 = i1 - i0, v_ext.shape[-1]
+    tiles = [(j0, min(j0 + P.block, P.S)) for j0 in P.key_blocks(i0, i1)]
+    # causal: p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
+    # overflow there gives inf * 0 = NaN, which fails the final test like any overflow)
+    keeps = [_causal_keep(P, i0, i1, j0, j1) for j0, j1 in tiles]
+    buf = np.empty((bq, tiles[0][1] - tiles[0][0]), dtype=P.dtype)
+    pv = np.empty((bq, Ev1), dtype=P.dtype)
+    for h in range(P.N):
+        qh, acc_h = qs[h, i0:i1], acc[h]  # (bq, E), (bq, Ev + 1)
+        for (j0, j1), keep in zip(tiles, keeps, strict=True):
+            s = buf[:, : j1 - j0]
+            np.matmul(qh, kT[h, :, j0:j1], out=s)  # (bq, E) @ (E, bk)
+            np.exp2(s, out=s)  # p, in place
+            if keep is not None:
+                s *= keep
+            np.matmul(s, v_ext[h, j0:j1], out=pv)  # (bq, bk) @ (bk, Ev + 1)
+            acc_h += pv
+    total = acc[..., -1]  # (N, bq)
+    return bool(total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all())
+
+
+def _causal_keep(P: _Problem, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
+    """(bq, bk): 0 above the diagonal, 1 elsewhere, for a tile that touches it; else None."""
+    above = P.above_diagonal(i0, i1, j0, j1)
+    return None if above is None else (~above).astype(P.dtype)
+
+
+def _exact_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc, r: np.ndarray) -> None:
+    """acc and r (zeros on entry) over the key tiles of queries i0:i1, each row's reference r
+    following its maximum as in FlashAttention: all heads at once, for any scores and masks."""
+    buf = np.empty((P.N, i1 - i0, min(P.block, P.S)), dtype=P.dtype)
+    for j0 in P.key_blocks(i0, i1):
+        j1 = min(j0 + P.block, P.S)
+        s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf, LOG2E)  # (N, bq, bk), base 2
+        _add_tile_rebased(s, v_ext[:, j0:j1], acc, r)
+
+
+def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndarray) -> None:
+    """Move each row's reference r (N, bq) to max(tile max, r + log2 of its running sum), in
+    place, rescaling acc so that every term and the running sum are <= 1; then
+    acc += 2^(s - r) @ vj. ``s`` (N, bq, bk): scores in base 2, overwritten."""
+    total = acc[..., -1]
+    r_new = np.fmax(s.max(axis=-1), r + np.log2(total))  # (N, bq)
+    r_new = np.where(np.isfinite(r_new), r_new, r)  # rows with nothing yet (or NaN) keep r
+    # acc is 0 where its sum is 0: skip those rows, whose factor could overflow (0 * inf)
+    factor = np.where(total > 0, np.exp2((r - r_new).astype(np.float64)), 1.0)
+    acc *= factor[..., None]
+    r[...] = r_new
+    s -= r_new[..., None]
+    s *= LN2  # base e from here: NumPy's exp is fast on -inf (masked scores), its exp2 is not
+    np.exp(s, out=s)
+    acc += s @ vj  # (N, bq, bk) @ (N, bk, Ev + 1)
+
+
+def _finish_block(acc: np.ndarray, r: np.ndarray, out: np.ndarray, lse: np.ndarray) -> None:
+    """out = acc / l and lse = (r + log2 l) ln 2 for one query block; rows with l = 0 (no key
+    visible) keep zeros and -inf, NaN rows become NaN."""
+    total = acc[..., -1]  # (N, bq)
+    np.divide(acc[..., :-1], total[..., None], out=out, where=total[..., None] != 0)
+    lse[...] = np.where(total > 0, (r + np.log2(total)) * LN2, -np.inf)
+    nan_rows = np.isnan(total)
+    if nan_rows.any():  # NaN in real inputs propagates
+        out[nan_rows] = np.nan
+        lse[nan_rows] = np.nan
 
 
 def merge_attention(
@@ -295,25 +364,39 @@ def tiled_attention_backward(
     n_workers = _workers(workers, len(starts))
     dq_parts = [np.zeros((N, T, E), dtype=dt) for _ in range(n_workers)]  # one per worker: no races
 
+    # unmasked: one head at a time, so that its two tiles stay in L2 through the five matmuls
+    heads = [slice(None)] if P.mask is not None else [slice(h, h + 1) for h in range(N)]
+
     def key_block(j0: int, dq: np.ndarray) -> None:
         j1 = min(j0 + b, S)
-        buf = np.empty((N, min(b, T), j1 - j0), dtype=dt)
-        kj, vj = P.k[:, j0:j1], P.v[:, j0:j1]
+        buf = np.empty((N if P.mask is not None else 1, min(b, T), j1 - j0), dtype=dt)
+        dp_buf = np.empty_like(buf)
         first_q = (j0 // b) * b if P.is_causal else 0  # causal: queries before j0 never see key j0
-        for i0 in range(first_q, T, b):
-            i1 = min(i0 + b, T)
-            s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf)  # (N, bq, bk)
-            s -= L_use[:, i0:i1, None]
-            np.exp(s, out=s)  # P
-            dv[:, j0:j1] += np.swapaxes(s, -1, -2) @ dO[:, i0:i1]  # (N, bk, bq) @ (N, bq, Ev)
-            dp = dO[:, i0:i1] @ np.swapaxes(vj, -1, -2)  # (N, bq, bk)
-            dp -= Dsum[:, i0:i1, None]
-            dp *= s  # dS
-            dq[:, i0:i1] += dp @ kj  # (N, bq, bk) @ (N, bk, E)
-            dk[:, j0:j1] += np.swapaxes(dp, -1, -2) @ qs[:, i0:i1]  # scale folded into qs
+        for hs in heads:
+            kj, vj = P.k[hs, j0:j1], P.v[hs, j0:j1]
+            for i0 in range(first_q, T, b):
+                i1 = min(i0 + b, T)
+                s = P.scores(qs[hs, i0:i1], kT[hs], i0, i1, j0, j1, buf)  # (n, bq, bk)
+                s -= L_use[hs, i0:i1, None]
+                np.exp(s, out=s)  # P
+                dv[hs, j0:j1] += np.swapaxes(s, -1, -2) @ dO[hs, i0:i1]  # (n, bk, bq) @ (n, bq, Ev)
+                dp = dp_buf[:, : i1 - i0]  # (n, bq, bk)
+                np.matmul(dO[hs, i0:i1], np.swapaxes(vj, -1, -2), out=dp)  # dO V^T
+                dp -= Dsum[hs, i0:i1, None]
+                dp *= s  # dS
+                dq[hs, i0:i1] += dp @ kj  # (n, bq, bk) @ (n, bk, E)
+                dk[hs, j0:j1] += np.swapaxes(dp, -1, -2) @ qs[hs, i0:i1]  # scale folded into qs
+
+    todo = queue.SimpleQueue()  # key blocks, longest first (causal): handed to whoever is free
+    for j0 in starts:
+        todo.put(j0)
 
     def worker(w: int) -> None:
-        for j0 in starts[w::n_workers]:  # each key block (and its dk, dv rows) has one owner
+        while True:  # each key block (and its dk, dv rows) has one owner
+            try:
+                j0 = todo.get_nowait()
+            except queue.Empty:
+                return
             key_block(j0, dq_parts[w])
 
     _map(worker, range(n_workers), n_workers)
