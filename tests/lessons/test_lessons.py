@@ -256,6 +256,31 @@ def test_exercise_starter_fails_solution_passes_and_wrong_edits_are_named(number
         assert KANA.search(r.hints[wrong.options["id"]])  # the hint in the learner's language
 
 
+@pytest.mark.parametrize(("number", "cell"), _exercise_cases(), ids=lambda x: getattr(x, "id", x))
+def test_an_exercise_is_checked_after_only_the_steps_it_needs(number, cell):
+    """The check runs only the steps its versions read (lesson 7's never retrain a model); every
+    version computes exactly what it computes after all the steps, as in the learner's run."""
+    if "answer" not in cell.options:
+        pytest.skip("graded by attnlab.grade, which runs no lesson step")
+    versions = [cell, *runner.part(number, "solution", cell.id)]
+    versions += runner.part(number, "mistake", cell.id)
+    k = runner.needed_steps(number, versions)
+    assert k < len(runner.steps(number)) or number < 6
+    full = runner.Session(number, overrides=short(number))
+    full.steps()
+    some = runner.Session(number, overrides=short(number))
+    some.steps(k)
+    for v in versions:
+        a, b = full.fork(), some.fork()
+        a.run_cell(v, quiet=True)
+        b.run_cell(v, quiet=True)
+        name, timed = cell.options["answer"], cell.options.get("compare") == "structure"
+        key = answers._structure if timed else (lambda x: x)  # timings: their shape and keys
+        assert answers.same(key(a.ns[name]), key(b.ns[name])), (v.kind, v.options)
+    if number in (6, 7):
+        assert k == 0  # checking an answer never trains the lesson's models again
+
+
 def test_every_lesson_has_exercises_and_the_named_ones_cover_softmax_axis():
     assert all(runner.exercises(n) for n in LESSONS)
     ids = {m.options["id"] for n in LESSONS for m in source.cells(n) if m.kind == "mistake"}

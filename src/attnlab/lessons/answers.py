@@ -118,17 +118,21 @@ def _known(number: int, ident: str, seed: int, overrides: tuple = ()) -> tuple:
     """(the worked answer, the starting code's answer, {mistake id: its answer})."""
     cell = _exercise(number, ident)
     answer = cell.options["answer"]
+    solution, mistakes = (
+        runner.part(number, "solution", ident)[0],
+        runner.part(number, "mistake", ident),
+    )
     steps = runner.Session(number, seed, overrides=dict(overrides))
-    steps.steps()  # once; each version of the exercise then runs in a copy of that state
+    # once, and only the steps the exercise's versions read; each version runs in a copy
+    steps.steps(runner.needed_steps(number, [cell, solution, *mistakes]))
 
     def value_of(code_cell: source.SourceCell):
         session = steps.fork()
         session.run_cell(code_cell, quiet=True)
         return session.ns[answer]
 
-    solution = value_of(runner.part(number, "solution", ident)[0])
-    mistakes = {c.options["id"]: value_of(c) for c in runner.part(number, "mistake", ident)}
-    return solution, value_of(cell), mistakes
+    wrong = {c.options["id"]: value_of(c) for c in mistakes}
+    return value_of(solution), value_of(cell), wrong
 
 
 def _exercise(number: int, ident: str) -> source.SourceCell:

@@ -204,7 +204,9 @@ def run_exercise(
     cell = exercises[k - 1]
     words = source.prose(number, lang)
     s = session(number, lang, seed, overrides)
-    s.steps()
+    versions = [cell, *runner.part(number, "solution", cell.id)]
+    after = words.texts.get(f"{cell.id}/solution", "")
+    s.steps(runner.needed_steps(number, versions, source.placeholders(after)))  # what it reads
     render.heading(con, f"{WORDS['exercise'](lang)} {k}. {words.titles[cell.id]}")
     render.prose(con, words.texts.get(cell.id, ""))
     shown = runner.part(number, "solution", cell.id)[0] if solution else cell
@@ -223,7 +225,6 @@ def run_exercise(
         render.code(con, check)
         printed, _ = s.run(check, "check")
         render.output(con, printed)
-    after = words.texts.get(f"{cell.id}/solution", "")
     if solution and after:
         con.print()
         render.prose(con, source.fill(after, s.ns))

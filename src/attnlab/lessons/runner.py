@@ -9,6 +9,8 @@ and run the same code.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import io
 import json
 import re
@@ -115,6 +117,47 @@ class Session:
                 self.run_cell(cell, quiet=True)
 
 
+def needed_steps(number: int, cells: list[source.SourceCell], also: set[str] = frozenset()) -> int:
+    """How many of lesson ``number``'s steps must run before ``cells`` (an exercise's
+    versions) can: up to the last step that mentions a name the cells mention, leaving out
+    builtins and what setup binds and no step binds again (modules, constants such as SEED).
+    An exercise built only on setup and its own inputs needs no step, so checking it never
+    re-runs the lesson's training. ``also``: more names needed (a text's placeholders)."""
+    setup = [c for c in source.cells(number) if c.kind == "setup"]
+    rebound = set().union(*(_bound(s.code) for s in steps(number)))
+    fixed = set().union(*(_bound(c.code) for c in setup)) - rebound
+    wanted = set().union(also, *(_names(c.code) for c in cells)) - fixed - set(dir(builtins))
+    mentions = [k for k, s in enumerate(steps(number), 1) if _names(s.code) & wanted]
+    return max(mentions, default=0)
+
+
+def _names(code: str) -> set[str]:
+    """Every name the code mentions (read, bound or deleted), less the variables of its
+    comprehensions, which live only inside them."""
+    tree = ast.parse(code)
+    local = {
+        n.id
+        for c in ast.walk(tree)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+        if isinstance(n, ast.Name)
+    }
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - local
+
+
+def _bound(code: str) -> set[str]:
+    """The names the code binds: assignments, imports, definitions, loop targets."""
+    found = set()
+    for n in ast.walk(ast.parse(code)):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            found.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            found.add(n.name)
+    return found
+
+
 def _is_module(v) -> bool:
     return type(v).__name__ == "module"
 
@@ -132,4 +175,5 @@ def part(number: int, kind: str, ident: str) -> list[source.SourceCell]:
     return [c for c in source.cells(number) if c.kind == kind and c.id == ident]
 
 
-__all__ = ["Session", "check_code", "code_of", "exercises", "part", "steps", "tunable"]
+__all__ = ["Session", "check_code", "code_of", "exercises", "needed_steps", "part", "steps"]
+__all__ += ["tunable"]
