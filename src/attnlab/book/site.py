@@ -131,7 +131,8 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
     threads = {"OMP_NUM_THREADS": str(max(1, cores() // at_once))}
     pks = [r.pk for r in todo]
     with open(log, "w", encoding="utf-8") as out, _kernels(log.parent / "ipython", out, threads):
-        with _progress(cfg, lambda: len(pks) - len(jc.list_unexecuted(filter_pks=pks)), len(pks)):
+        before = len(jc.list_cache_records())  # a cheap count (list_unexecuted hashes each)
+        with _progress(cfg, lambda: len(jc.list_cache_records()) - before, len(pks)):
             try:
                 ran = load_executor("local-parallel", jc).run_and_cache(
                     filter_pks=pks, timeout=cfg.timeout

@@ -20,7 +20,9 @@ def add_parser(sub) -> None:
         "(computed by the build from the lesson's own code), the exercises with their worked "
         "answers folded, and the quiz. Search works, a switch leads to the same lesson in the "
         "other languages, and the site loads nothing from outside (it opens from disk). "
-        "Executed notebooks are cached: a rebuild with nothing changed executes nothing. "
+        "Each lesson runs once per language, one per CPU core at a time (all seven lessons in "
+        "three languages: about 5 minutes on 2 cores); executed notebooks are cached, so a "
+        "rebuild with nothing changed executes nothing. "
         "Needs the book extra: pip install 'attnlab[book]'.",
         epilog="examples: attnlab book build/book | attnlab book site --lang ja --lessons 1,2",
     )
