@@ -262,8 +262,9 @@ def test_an_exercise_is_checked_after_only_the_steps_it_needs(number, cell):
     version computes exactly what it computes after all the steps, as in the learner's run."""
     if "answer" not in cell.options:
         pytest.skip("graded by attnlab.grade, which runs no lesson step")
-    versions = [cell, *runner.part(number, "solution", cell.id)]
-    versions += runner.part(number, "mistake", cell.id)
+    versions = runner.versions(number, cell)
+    assert [v.kind for v in versions[:2]] == ["exercise", "solution"]
+    assert len(versions) == 2 + len(runner.part(number, "mistake", cell.id))
     k = runner.needed_steps(number, versions)
     assert k < len(runner.steps(number)) or number < 6
     full = runner.Session(number, overrides=short(number))

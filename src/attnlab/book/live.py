@@ -36,10 +36,11 @@ def _overrides(number: int, ns: dict) -> dict:
     return {name: ns[name] for name in runner.tunable(number) if name in ns}
 
 
-def call(kind: str, number: int, lang: str, key: str) -> str:
-    """The code of a page's hidden cell that shows text ``key`` (``kind``: prose or worked)."""
-    ident = key.removesuffix("/solution") if kind == "worked" else key
-    return f'_book.{kind}({number}, "{lang}", "{ident}", globals())'
+def call(number: int, lang: str, key: str) -> str:
+    """The code of a page's hidden cell that shows text ``key``: a step's prose, or (a key
+    ``<exercise>/solution``) that exercise's folded worked answer."""
+    ident, solution, _ = key.partition("/solution")
+    return f'_book.{"worked" if solution else "prose"}({number}, "{lang}", "{ident}", globals())'
 
 
 IMPORT = "import attnlab.book.live as _book  # fills the page's prose from this kernel"

@@ -43,13 +43,12 @@ def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = Non
     wanted = {k: v for k, v in (overrides or {}).items() if k in setup_constants(number)}
     built = export.build(number, lang, seed, wanted or None, run=False)
     cells = []
-    for c in built:
+    for i, c in enumerate(built):
         if c.kind == export.NUMBERS:
-            kind = "worked" if c.text.endswith("/solution") else "prose"
-            code = live.call(kind, number, lang, c.text)
+            code = live.call(number, lang, c.text)
             cells.append(nbformat.v4.new_code_cell(code, metadata=HIDDEN))
         else:
-            cells.append(export.to_notebook([c]).cells[0])
+            cells.append(export.notebook_cell(c, f"cell-{i}"))
     if any(c.kind == export.NUMBERS for c in built):  # after the cell that installs attnlab
         cells.insert(2, nbformat.v4.new_code_cell(live.IMPORT, metadata={"tags": ["remove-cell"]}))
     return cells

@@ -121,8 +121,7 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
     from jupyter_cache.executors import load_executor
 
     jc = get_cache(str(jupyter))
-    pks = [jc.add_nb_to_project(str(p)).pk for p in notebooks]
-    todo = jc.list_unexecuted(filter_pks=pks)
+    todo = jc.list_unexecuted(filter_pks=[jc.add_nb_to_project(str(p)).pk for p in notebooks])
     if not todo:
         return
     at_once = min(len(todo), os.cpu_count() or 1)  # the executor's pool: one per CPU

@@ -118,13 +118,10 @@ def _known(number: int, ident: str, seed: int, overrides: tuple = ()) -> tuple:
     """(the worked answer, the starting code's answer, {mistake id: its answer})."""
     cell = _exercise(number, ident)
     answer = cell.options["answer"]
-    solution, mistakes = (
-        runner.part(number, "solution", ident)[0],
-        runner.part(number, "mistake", ident),
-    )
+    _, solution, *mistakes = versions = runner.versions(number, cell)
     steps = runner.Session(number, seed, overrides=dict(overrides))
     # once, and only the steps the exercise's versions read; each version runs in a copy
-    steps.steps(runner.needed_steps(number, [cell, solution, *mistakes]))
+    steps.steps(runner.needed_steps(number, versions))
 
     def value_of(code_cell: source.SourceCell):
         session = steps.fork()

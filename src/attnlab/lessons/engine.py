@@ -204,8 +204,8 @@ def run_exercise(
     cell = exercises[k - 1]
     words = source.prose(number, lang)
     s = session(number, lang, seed, overrides)
-    versions = [cell, *runner.part(number, "solution", cell.id)]
     after = words.texts.get(f"{cell.id}/solution", "")
+    versions = runner.versions(number, cell)
     s.steps(runner.needed_steps(number, versions, source.placeholders(after)))  # what it reads
     render.heading(con, f"{WORDS['exercise'](lang)} {k}. {words.titles[cell.id]}")
     render.prose(con, words.texts.get(cell.id, ""))

@@ -220,12 +220,13 @@ def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
-    nb.cells = [_cell(c, f"cell-{i}") for i, c in enumerate(cells)]
+    nb.cells = [notebook_cell(c, f"cell-{i}") for i, c in enumerate(cells)]
     nbformat.validate(nb)
     return nb
 
 
-def _cell(c: NotebookCell, ident: str) -> nbformat.NotebookNode:
+def notebook_cell(c: NotebookCell, ident: str) -> nbformat.NotebookNode:
+    """One Markdown or code cell of a notebook (Markdown's CJK line breaks joined)."""
     from nbformat import v4
 
     if c.kind == "markdown":
@@ -317,4 +318,4 @@ def export(
 
 
 __all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "build_wheel", "export", "install_code"]
-__all__ += ["notebook", "to_ipynb", "to_notebook", "to_py", "worked_answer"]
+__all__ += ["notebook", "notebook_cell", "to_ipynb", "to_notebook", "to_py", "worked_answer"]

@@ -175,5 +175,11 @@ def part(number: int, kind: str, ident: str) -> list[source.SourceCell]:
     return [c for c in source.cells(number) if c.kind == kind and c.id == ident]
 
 
+def versions(number: int, exercise: source.SourceCell) -> list[source.SourceCell]:
+    """An exercise's cells: its starting code, its worked answer, then its known mistakes."""
+    ident = exercise.id
+    return [exercise, *part(number, "solution", ident), *part(number, "mistake", ident)]
+
+
 __all__ = ["Session", "check_code", "code_of", "exercises", "needed_steps", "part", "steps"]
-__all__ += ["tunable"]
+__all__ += ["tunable", "versions"]
