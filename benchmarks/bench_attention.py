@@ -23,7 +23,7 @@ import numpy as np
 from attnlab import bench
 
 
-def forward_goal(T: int = 4096, heads: int = 8, rounds: int = 7) -> float:
+def forward_goal(T: int = 4096, heads: int = 8, rounds: int = 15) -> float:
     """tiled_attention / torch SDPA at (1, heads, T, 64), float32, causal: both run in turn in
     this process, ``rounds`` times; prints and returns the median of the per-round ratios."""
     import torch

@@ -25,9 +25,11 @@ probabilities from q, k and lse, so it also needs only O(T * d + block^2) extra 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import queue
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -60,6 +62,15 @@ def _workers(requested: int | None, n_blocks: int) -> int:
     return max(1, min(os.cpu_count() or 1, n_blocks))
 
 
+@functools.cache
+def _blas_threads():
+    """threadpoolctl's view of the loaded BLAS libraries, made once (a scan of every loaded
+    library: about 1 ms a time). NumPy's BLAS is loaded with NumPy, so it is in the view."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
 def _map(fn: Callable[[int], None], items: Sequence[int], workers: int) -> None:
     """Run fn over items on ``workers`` threads. With several threads, BLAS is held to one
     thread each for the duration (otherwise their thread pools fight over the cores)."""
@@ -67,9 +78,7 @@ def _map(fn: Callable[[int], None], items: Sequence[int], workers: int) -> None:
         for i in items:
             fn(i)
         return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(max_workers=workers) as pool:
+    with _blas_threads().limit(limits=1), ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(fn, items):  # re-raises a worker's exception here
             pass
 
@@ -199,42 +208,58 @@ def tiled_attention(
 
 
 def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype."""
+    """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype. Nothing runs before
+    the threads start: each query block fills its own rows of out and lse, and [v | 1] is made
+    per head by the first block that needs it."""
     N, T, Ev, dt = P.N, P.T, P.Ev, P.dtype
-    out = np.zeros((N, T, Ev), dtype=dt)
-    lse = np.full((N, T), -np.inf, dtype=dt)
+    if P.S == 0:  # no keys: every row attends to nothing -> zeros
+        return np.zeros((N, T, Ev), dtype=dt), np.full((N, T), -np.inf, dtype=dt)
+    out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
-    qs = np.multiply(P.q, dt.type(P.scale * LOG2E))  # (N, T, E)
-    kT = P.keys_transposed()  # (N, E, S)
-    v_ext = np.empty((N, P.S, Ev + 1), dtype=dt)  # [v | 1]: p @ v_ext is p @ v and row sums
-    v_ext[..., :Ev] = P.v
-    v_ext[..., Ev] = 1
+    scale = dt.type(P.scale * LOG2E)
+    heads = _Heads(P)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
         acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
         r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is not None or not _fast_block(P, qs, kT, v_ext, i0, i1, acc):
+            if P.mask is not None or not _fast_block(P, scale, heads, i0, i1, acc):
                 acc[...] = 0
-                _exact_block(P, qs, kT, v_ext, i0, i1, acc, r)
+                _exact_block(P, scale, i0, i1, acc, r)
             _finish_block(acc, r, out[:, i0:i1], lse[:, i0:i1])
 
-    starts = list(range(0, T, P.block))
-    if P.S == 0:
-        starts = []  # no keys: every row attends to nothing -> zeros
-    _map(query_block, starts[::-1], _workers(workers, len(starts)))  # longest (causal) first
+    starts = list(range(0, T, P.block))[::-1]  # longest (causal) first
+    _map(query_block, starts, _workers(workers, len(starts)))
     return out, lse
 
 
-def _fast_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc: np.ndarray) -> bool:
+class _Heads:
+    """Per head, K^T (E, S) contiguous (fast tile matmuls) and [v | 1] (S, Ev + 1) (p @ [v | 1]
+    is p @ v and the row sums), made once, by the first thread that asks for that head."""
+
+    def __init__(self, P: _Problem):
+        self.P, self.made = P, [None] * P.N
+        self.lock = threading.Lock()
+
+    def __getitem__(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.made[h] is None:
+            with self.lock:
+                if self.made[h] is None:
+                    k, v = self.P.k[h], self.P.v[h]
+                    ones = np.ones((len(v), 1), dtype=v.dtype)
+                    self.made[h] = np.ascontiguousarray(k.T), np.hstack([v, ones])
+        return self.made[h]
+
+
+def _fast_block(P: _Problem, scale, heads: _Heads, i0: int, i1: int, acc) -> bool:
     """acc += 2^s @ [v | 1] over the key tiles of queries i0:i1 with r = 0 for every row: no
     row maxima, no rescaling. One head at a time through one scratch tile, which so stays in
     L2 from the first matmul to the second. True if acc is finite and every row's sum ended in
     [2^LO, 2^HI] (nothing overflowed, nothing was lost to underflow); otherwise acc holds
     garbage and the caller redoes the block with ``_exact_block``. Only without a user mask
     (then every row sees at least one key, so a zero sum means underflow)."""
-    bq, Ev1 = i1 - i0, v_ext.shape[-1]
+    bq, Ev1 = i1 - i0, P.Ev + 1
     tiles = [(j0, min(j0 + P.block, P.S)) for j0 in P.key_blocks(i0, i1)]
     # causal: p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
     # overflow there gives inf * 0 = NaN, which fails the final test like any overflow)
@@ -242,14 +267,15 @@ def _fast_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc: np.ndarray) -
     buf = np.empty((bq, tiles[0][1] - tiles[0][0]), dtype=P.dtype)
     pv = np.empty((bq, Ev1), dtype=P.dtype)
     for h in range(P.N):
-        qh, acc_h = qs[h, i0:i1], acc[h]  # (bq, E), (bq, Ev + 1)
+        kT, v_ext = heads[h]  # (E, S), (S, Ev + 1)
+        qh, acc_h = P.q[h, i0:i1] * scale, acc[h]  # (bq, E), (bq, Ev + 1)
         for (j0, j1), keep in zip(tiles, keeps, strict=True):
             s = buf[:, : j1 - j0]
-            np.matmul(qh, kT[h, :, j0:j1], out=s)  # (bq, E) @ (E, bk)
+            np.matmul(qh, kT[:, j0:j1], out=s)  # (bq, E) @ (E, bk)
             np.exp2(s, out=s)  # p, in place
             if keep is not None:
                 s *= keep
-            np.matmul(s, v_ext[h, j0:j1], out=pv)  # (bq, bk) @ (bk, Ev + 1)
+            np.matmul(s, v_ext[j0:j1], out=pv)  # (bq, bk) @ (bk, Ev + 1)
             acc_h += pv
     total = acc[..., -1]  # (N, bq)
     return bool(total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all())
@@ -261,20 +287,22 @@ def _causal_keep(P: _Problem, i0: int, i1: int, j0: int, j1: int) -> np.ndarray 
     return None if above is None else (~above).astype(P.dtype)
 
 
-def _exact_block(P: _Problem, qs, kT, v_ext, i0: int, i1: int, acc, r: np.ndarray) -> None:
+def _exact_block(P: _Problem, scale, i0: int, i1: int, acc, r: np.ndarray) -> None:
     """acc and r (zeros on entry) over the key tiles of queries i0:i1, each row's reference r
     following its maximum as in FlashAttention: all heads at once, for any scores and masks."""
     buf = np.empty((P.N, i1 - i0, min(P.block, P.S)), dtype=P.dtype)
+    qs = P.q[:, i0:i1] * scale  # (N, bq, E)
+    kT = np.swapaxes(P.k, -1, -2)  # (N, E, S), a view: BLAS reads it transposed
     for j0 in P.key_blocks(i0, i1):
         j1 = min(j0 + P.block, P.S)
-        s = P.scores(qs[:, i0:i1], kT, i0, i1, j0, j1, buf, LOG2E)  # (N, bq, bk), base 2
-        _add_tile_rebased(s, v_ext[:, j0:j1], acc, r)
+        s = P.scores(qs, kT, i0, i1, j0, j1, buf, LOG2E)  # (N, bq, bk), base 2
+        _add_tile_rebased(s, P.v[:, j0:j1], acc, r)
 
 
 def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndarray) -> None:
     """Move each row's reference r (N, bq) to max(tile max, r + log2 of its running sum), in
     place, rescaling acc so that every term and the running sum are <= 1; then
-    acc += 2^(s - r) @ vj. ``s`` (N, bq, bk): scores in base 2, overwritten."""
+    acc += 2^(s - r) @ [vj | 1]. ``s`` (N, bq, bk): scores in base 2, overwritten."""
     total = acc[..., -1]
     r_new = np.fmax(s.max(axis=-1), r + np.log2(total))  # (N, bq)
     r_new = np.where(np.isfinite(r_new), r_new, r)  # rows with nothing yet (or NaN) keep r
@@ -285,13 +313,15 @@ def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndar
     s -= r_new[..., None]
     s *= LN2  # base e from here: NumPy's exp is fast on -inf (masked scores), its exp2 is not
     np.exp(s, out=s)
-    acc += s @ vj  # (N, bq, bk) @ (N, bk, Ev + 1)
+    acc[..., :-1] += s @ vj  # (N, bq, bk) @ (N, bk, Ev)
+    acc[..., -1] += s.sum(axis=-1)
 
 
 def _finish_block(acc: np.ndarray, r: np.ndarray, out: np.ndarray, lse: np.ndarray) -> None:
     """out = acc / l and lse = (r + log2 l) ln 2 for one query block; rows with l = 0 (no key
-    visible) keep zeros and -inf, NaN rows become NaN."""
+    visible) get zeros and -inf, NaN rows become NaN."""
     total = acc[..., -1]  # (N, bq)
+    out[...] = 0
     np.divide(acc[..., :-1], total[..., None], out=out, where=total[..., None] != 0)
     lse[...] = np.where(total > 0, (r + np.log2(total)) * LN2, -np.inf)
     nan_rows = np.isnan(total)
