@@ -13,7 +13,7 @@ import torch
 
 from attnlab.lessons import runner, source
 from attnlab.tables import display_width
-from helpers import SHORT_BUDGET, lesson_run
+from helpers import SHORT_BUDGET, SHORT_TEST, lesson_run
 
 LANGS = ["en", "ja", "zh"]
 
@@ -99,9 +99,10 @@ def test_lesson7_seq2seq_compares_and_aligns(ran):
     assert all(0 <= v <= 1 for v in exact.values())
     assert f"no attention {exact['none']:.1%}" in _flat(text)
     b = r["bottleneck"]
-    assert sum(b["sizes"]) == 2000 and min(b["sizes"]) > 0
+    assert r["compare_attention"]["n_test"] == SHORT_TEST  # N_TEST, as the test set it
+    assert sum(b["sizes"]) == SHORT_TEST and min(b["sizes"]) > 0
     for kind, acc in b["by_length"].items():  # the buckets' share-weighted mean is the total
-        assert np.dot(acc, b["sizes"]) / 2000 == pytest.approx(exact[kind])
+        assert np.dot(acc, b["sizes"]) / SHORT_TEST == pytest.approx(exact[kind])
     assert b["len_long"] > 1.5 * b["len_short"]  # the same dates, written short and long
     for kind, (short, long) in b["short_long"].items():
         assert f"{short:.1%} to {long:.1%}" in _flat(text), kind

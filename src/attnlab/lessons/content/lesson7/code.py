@@ -14,6 +14,7 @@ from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch
 SEED = 0
 LANG = "en"
 BUDGET = 22  # seconds of training, for each of the three models
+N_TEST = 2000  # unseen dates each model is scored on (fewer: a quicker run)
 KINDS = ["none", "bahdanau", "luong-general"]
 LABELS = {  # figure titles and axis labels, in the lesson's language
     "en": ["exact match on unseen dates, by input length", "exact match", "input", "output"],
@@ -85,7 +86,7 @@ print(
 )
 
 # %% step compare_attention
-test = examples(splits.test[:2000], SEED + 2)  # 2,000 dates no model has seen
+test = examples(splits.test[:N_TEST], SEED + 2)  # dates no model has seen
 
 
 def right(model, pairs):  # (N,) bool: is each date written exactly right?
@@ -121,7 +122,7 @@ print(
 )
 plot("lesson7_5_by_length", bars(by_length, names, title=LABELS[0], ylabel=LABELS[1]))
 FORMS = ["d month yyyy", "weekday, month d, yyyy"]  # the same dates, written short and long
-same = splits.test[:500]
+same = splits.test[: N_TEST // 4]
 n_same = len(same)
 written = {form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS}
 len_short, len_long = (np.mean([len(x) for x, _ in written[form]]) for form in FORMS)
