@@ -29,7 +29,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
+import ipykernel.ipkernel  # (each kernel's own imports, debugpy among them: 0.15 s)
 import ipykernel.kernelapp
+import matplotlib_inline.backend_inline  # noqa: F401  (matplotlib for figures: 0.9 s; no backend)
 import nbclient  # noqa: F401  (imported once, for jobs that execute notebooks)
 import nbformat  # noqa: F401
 import torch

@@ -11,6 +11,8 @@ process, started with that same environment."""
 
 import json
 import os
+import re
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -82,11 +84,13 @@ def runs(tmp_path_factory):
             forks.stdin.write(json.dumps([repr(key), args, cwd]) + "\n")
             forks.stdin.flush()
 
+        plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
         for number in source.lessons():  # what the terminal lesson runs, in a process apart too
             budget = short(number)
             if not budget:  # a lesson that trains by the clock is not compared line by line
                 submit((number, "steps"), "-c", STEPS, str(number), repr(budget))
             extra = ["--budget", str(budget["BUDGET"])] if budget else []
+            extra += ["--plots", str(plots)]
             submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
         for number, lang in PAIRS:
             folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
@@ -100,7 +104,7 @@ def runs(tmp_path_factory):
         keys[key]: subprocess.CompletedProcess(key, status, stdout, stderr)
         for key, (status, stdout, stderr) in json.loads(out).items()
     }
-    return done, files
+    return done, files, plots
 
 
 def _in_order(lines: list[str], text: str) -> bool:
@@ -111,7 +115,7 @@ def _in_order(lines: list[str], text: str) -> bool:
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
 def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, lang):
-    done, _ = runs
+    done, _, _ = runs
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
     if not runner.tunable(number):  # training by the clock prints other numbers each run
@@ -132,7 +136,7 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
 def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(runs, number, lang):
-    done, _ = runs
+    done, _, _ = runs
     r = done[(number, lang, "ipynb")]
     assert r.returncode == 0, r.stderr[-3000:]
     cells = json.loads(r.stdout.splitlines()[-1])
@@ -154,7 +158,7 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
 def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, number, lang):
     nbformat = pytest.importorskip("nbformat")
     jupytext = pytest.importorskip("jupytext")
-    _, files = runs
+    _, files, _ = runs
     py, nb_path = files[(number, lang)]
     nb = nbformat.read(nb_path, as_version=4)
     nbformat.validate(nb)
@@ -168,12 +172,29 @@ def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, 
 
 @pytest.mark.parametrize("number", source.lessons())
 def test_the_terminal_lesson_prints_those_numbers(runs, number):
-    done, _ = runs
+    done, _, _ = runs
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
     if not runner.tunable(number):  # training by the clock prints other numbers each run
         assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
+
+
+def test_the_terminal_lesson_writes_each_figure_as_a_png(runs):
+    done, _, plots = runs
+    printed = []
+    for number in source.lessons():  # a lesson that trains: on the short budget, all the same
+        paths = re.findall(r"^  \[plot\] (.+)$", done[(number, "cli")].stdout, re.M)
+        calls = sum(c.code.count("plot(") for c in runner.steps(number))
+        assert len(paths) >= calls and len(set(paths)) == len(paths), number  # (some in loops)
+        printed += [Path(p) for p in paths]
+    assert sorted(printed) == sorted(plots.iterdir())  # every file it wrote, nothing else
+    assert len(printed) >= 10
+    for p in printed:
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, p
+        width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+        assert width <= 1600 and height <= 1600, (p.name, width, height)
 
 
 def _fresh_env(tmp: Path) -> Path:
