@@ -160,6 +160,19 @@ def test_every_lesson_runs_in_every_language(number, lang):
         assert not KANA.search(prose) and "的" not in prose
 
 
+@functools.cache
+def _stepped(number: int) -> tuple[runner.Session, list[set[str]]]:
+    """Lesson ``number`` run step by step, once per process: the session after all its steps
+    (callers run only in forks of it) and the names bound after each step."""
+    s, bound = engine.session(number, overrides=short(number)), []
+    for cell in source.cells(number):
+        if cell.kind in ("setup", "step"):
+            s.run_cell(cell, quiet=True)
+        if cell.kind == "step":
+            bound.append(set(s.ns))
+    return s, bound
+
+
 def _fields(text: str) -> list[str]:
     return sorted(re.findall(r"(?<!\{)\{[^{}]+\}(?!\})", text))
 
@@ -183,12 +196,9 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
         assert [len(q.choices) for q in other.quiz] == [len(q.choices) for q in en.quiz], lang
     assert len(en.quiz) >= 3
     assert all((q.answers and q.explanation) or q.model_answer for q in en.quiz)
-    s = engine.session(number, overrides=short(number))
-    for cell in source.cells(number):  # each step's words, from the names bound so far
-        if cell.kind in ("setup", "step"):
-            s.run_cell(cell, quiet=True)
-        if cell.kind == "step":
-            assert source.placeholders(en.texts.get(cell.id, "")) <= s.ns.keys(), cell.id
+    s, bound = _stepped(number)
+    for cell, names in zip(runner.steps(number), bound, strict=True):  # from the names so far
+        assert source.placeholders(en.texts.get(cell.id, "")) <= names, cell.id
     for cell in runner.exercises(number):
         worked = s.fork()
         worked.run_cell(runner.part(number, "solution", cell.id)[0], quiet=True)
@@ -202,7 +212,9 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
 def test_the_code_the_terminal_shows_is_the_exported_script(number):
     text, _ = full(number, "zh")
     shown = code_lines(text)
-    lines = sys.modules["attnlab.lessons.export"].to_py(built(number, "zh")).splitlines()
+    exporter = sys.modules["attnlab.lessons.export"]
+    cells = build(number, "zh", overrides=short(number), run=False)  # its code: as when run
+    lines = exporter.to_py([c for c in cells if c.kind != exporter.NUMBERS]).splitlines()
     it = iter(lines)
     assert all(line in it for line in shown)  # every shown line, in order, in the script
     assert len(shown) > 20
@@ -260,14 +272,6 @@ def test_exercise_starter_fails_solution_passes_and_wrong_edits_are_named(number
         assert KANA.search(r.hints[wrong.options["id"]])  # the hint in the learner's language
 
 
-@functools.cache
-def _all_steps(number: int) -> runner.Session:
-    """Lesson ``number`` after all its steps, once per process (callers run only in forks)."""
-    s = runner.Session(number, overrides=short(number))
-    s.steps()
-    return s
-
-
 @pytest.mark.parametrize(("number", "cell"), _exercise_cases(), ids=lambda x: getattr(x, "id", x))
 def test_an_exercise_is_checked_after_only_the_steps_it_needs(number, cell):
     """The check runs only the steps its versions read (lesson 7's never retrain a model); every
@@ -279,7 +283,7 @@ def test_an_exercise_is_checked_after_only_the_steps_it_needs(number, cell):
     assert len(versions) == 2 + len(runner.part(number, "mistake", cell.id))
     k = runner.needed_steps(number, versions)
     assert k < len(runner.steps(number)) or number < 6
-    full = _all_steps(number)
+    full = _stepped(number)[0]
     some = runner.Session(number, overrides=short(number))
     some.steps(k)
     for v in versions:
