@@ -16,6 +16,10 @@ Nothing runs in this process before a fork but imports: no torch operation (so n
 is started that a child would inherit), no matplotlib backend chosen.
 
     python tests/forks.py 2 < jobs.jsonl
+
+With ``FORKS_DIR`` set, the kernel spec and its socket go there (``FORKS_DIR/kernels.sock``), so
+that code which starts kernels itself can use them while stdin stays open
+(``helpers.forked_kernels``).
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def _kernel_spec(folder: Path, listener: str) -> None:
 
 def main() -> None:
     width = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    tmp = Path(tempfile.mkdtemp(prefix="forks"))
+    tmp = Path(os.environ.get("FORKS_DIR") or tempfile.mkdtemp(prefix="forks"))
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(tmp / "kernels.sock"))
     listener.listen()

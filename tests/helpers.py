@@ -7,6 +7,7 @@ processes inherit that path).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import runpy
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from pathlib import Path
 
@@ -128,6 +130,39 @@ def fork_run(args: list[str], cwd: str | None = None) -> subprocess.CompletedPro
         _, status = os.waitpid(pid, 0)
         texts = [Path(p).read_text(encoding="utf-8", errors="replace") for p in (out, err)]
         return subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(status), *texts)
+
+
+@contextlib.contextmanager
+def forked_kernels(env: dict | None = None):
+    """While inside, a Jupyter kernel named ``python3`` that anything in this process starts
+    (the book's executor) is a fork of one process that imported torch and attnlab once
+    (tests/forks.py), instead of a fresh python that spends 3 s importing them. ``env``: the
+    server's environment (default: this process's)."""
+    folder = Path(tempfile.mkdtemp(prefix="kernels"))
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "forks.py"), "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        env={**(env or os.environ), "FORKS_DIR": str(folder)},
+    )
+    spec = folder / "kernels" / "python3" / "kernel.json"
+    while not spec.exists() and server.poll() is None:  # its imports: a few seconds
+        time.sleep(0.05)
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "FORKS_KERNELS")}
+    paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in paths if p)
+    os.environ["FORKS_KERNELS"] = str(folder / "kernels.sock")
+    try:
+        assert server.poll() is None, "tests/forks.py did not start"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:

@@ -24,6 +24,7 @@ from attnlab.book.notebook import page_notebook
 from attnlab.cli import main
 from attnlab.explore import page as playground
 from attnlab.lessons import render, runner, source
+from helpers import forked_kernels
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LANGS = ("en", "zh")
@@ -45,7 +46,8 @@ def book(tmp_path_factory):
             pytest.fail(f"the book's tools are missing: {hint}")
         pytest.skip(f"the book's tools are missing: {hint}")
     out = tmp_path_factory.mktemp("book") / "site"
-    assert main(["book", str(out), *BUILD]) == 0
+    with forked_kernels():  # the executor's kernels: forks that imported torch once
+        assert main(["book", str(out), *BUILD]) == 0
     return out
 
 
