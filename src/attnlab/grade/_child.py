@@ -219,8 +219,8 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
     os.write(fd_out, MAGIC)
     sys.path = [p for p in sys.path if p] + [site]
     import numpy as np
-    import numpy.linalg  # noqa: F401  (watched for tampering below: loaded before the import
-    import numpy.testing  # noqa: F401  hooks, which would otherwise inspect each of their imports)
+    import numpy.linalg  # watched for tampering below: loaded before the import hooks,
+    import numpy.testing  # which would otherwise inspect each of their imports
 
     with os.fdopen(fd_in, "rb") as f:
         data = dict(np.load(f, allow_pickle=False))
