@@ -22,7 +22,7 @@ check: $(STAMP)  ## verify every reference function against PyTorch
 test: $(STAMP)  ## lint, format check, then the whole test suite on every core (pytest-xdist)
 	$(BIN)/ruff check $(PY_SRC)
 	$(BIN)/ruff format --check $(PY_SRC)
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist loadgroup  # bytecode cached: see README
 
 book: $(STAMP)  ## the course as a static web book: every lesson in en/ja/zh, into build/book
 	$(BIN)/attnlab book build/book --lang all
