@@ -146,14 +146,15 @@ def forked_kernels(env: dict | None = None):
         env={**(env or os.environ), "FORKS_DIR": str(folder)},
     )
     spec = folder / "kernels" / "python3" / "kernel.json"
-    while not spec.exists() and server.poll() is None:  # its imports: a few seconds
-        time.sleep(0.05)
+    deadline = time.monotonic() + 120
+    while not spec.exists() and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # its imports: a few seconds
     saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "FORKS_KERNELS")}
     paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in paths if p)
     os.environ["FORKS_KERNELS"] = str(folder / "kernels.sock")
     try:
-        assert server.poll() is None, "tests/forks.py did not start"
+        assert spec.exists() and server.poll() is None, "tests/forks.py did not start"
         yield
     finally:
         for k, v in saved.items():
