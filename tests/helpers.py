@@ -182,7 +182,7 @@ def token_batch(
     return x, torch.roll(x, -1, dims=1)
 
 
-SHORT_BUDGET = 0.5  # seconds of training per model, for the lessons that train: a few steps each
+SHORT_BUDGET = 0.25  # seconds of training per model, for the lessons that train: 4-13 steps each
 SHORT_TEST = 200  # lesson 7's unseen dates per model (N_TEST; the lesson scores 2,000)
 _LESSON_RUNS: dict[tuple, tuple[str, dict]] = {}
 
