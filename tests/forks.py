@@ -43,7 +43,7 @@ import torch._dynamo  # noqa: F401  (an optimizer imports it: 2 s, once here)
 
 import attnlab.cli
 import attnlab.lessons  # noqa: F401
-from helpers import become
+from helpers import become, kernel_env
 
 # the kernel's launcher: a bare python (no site) that passes its part on, forwards the signals
 # a kernel manager sends (SIGINT interrupts, SIGTERM ends) and lives as long as the kernel
@@ -86,25 +86,23 @@ def _kernel(conn: socket.socket, listener: socket.socket) -> None:
     os._exit(status)
 
 
-def _kernel_spec(folder: Path, listener: str) -> None:
+def _kernel_spec(folder: Path) -> None:
     """A ``python3`` kernel spec on ``JUPYTER_PATH`` for the jobs, whose kernels are forks."""
     spec = folder / "kernels" / "python3"
     spec.mkdir(parents=True)
     argv = [sys.executable, "-S", "-c", LAUNCHER, "{connection_file}"]
     kernel = {"argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python"}
     (spec / "kernel.json").write_text(json.dumps(kernel))
-    paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in paths if p)
-    os.environ["FORKS_KERNELS"] = listener
+    os.environ.update(kernel_env(folder))
 
 
 def main() -> None:
     width = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     tmp = Path(os.environ.get("FORKS_DIR") or tempfile.mkdtemp(prefix="forks"))
     listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(tmp / "kernels.sock"))
+    listener.bind(kernel_env(tmp)["FORKS_KERNELS"])
     listener.listen()
-    _kernel_spec(tmp, str(tmp / "kernels.sock"))
+    _kernel_spec(tmp)
     sel = selectors.SelectSelector()  # stdin may be a file, which epoll refuses
     sel.register(0, selectors.EVENT_READ)
     sel.register(listener, selectors.EVENT_READ)

@@ -132,27 +132,33 @@ def fork_run(args: list[str], cwd: str | None = None) -> subprocess.CompletedPro
         return subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(status), *texts)
 
 
+def kernel_env(folder: Path) -> dict[str, str]:
+    """The environment under which a kernel named ``python3`` is tests/forks.py's, whose kernel
+    spec and socket are in ``folder``: that spec first on ``JUPYTER_PATH``, and the socket."""
+    paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
+    jupyter_path = os.pathsep.join(p for p in paths if p)
+    return {"JUPYTER_PATH": jupyter_path, "FORKS_KERNELS": str(folder / "kernels.sock")}
+
+
 @contextlib.contextmanager
-def forked_kernels(env: dict | None = None):
+def forked_kernels():
     """While inside, a Jupyter kernel named ``python3`` that anything in this process starts
     (the book's executor) is a fork of one process that imported torch and attnlab once
-    (tests/forks.py), instead of a fresh python that spends 3 s importing them. ``env``: the
-    server's environment (default: this process's)."""
+    (tests/forks.py), instead of a fresh python that spends 3 s importing them."""
     folder = Path(tempfile.mkdtemp(prefix="kernels"))
     server = subprocess.Popen(
         [sys.executable, str(Path(__file__).parent / "forks.py"), "2"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        env={**(env or os.environ), "FORKS_DIR": str(folder)},
+        env={**os.environ, "FORKS_DIR": str(folder)},
     )
     spec = folder / "kernels" / "python3" / "kernel.json"
     deadline = time.monotonic() + 120
     while not spec.exists() and server.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # its imports: a few seconds
-    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "FORKS_KERNELS")}
-    paths = [str(folder), os.environ.get("JUPYTER_PATH", "")]
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in paths if p)
-    os.environ["FORKS_KERNELS"] = str(folder / "kernels.sock")
+    env = kernel_env(folder)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         assert spec.exists() and server.poll() is None, "tests/forks.py did not start"
         yield
