@@ -77,11 +77,12 @@ def scaled_dot_product_attention(
     T, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(E) if scale is None else float(scale)
 
-    scores = (q @ np.swapaxes(k, -1, -2)) * dtype.type(scale)  # (..., T, S)
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., T, S), then changed in place (a copy of the
+    scores *= dtype.type(scale)  # table per step costs time and memory at large T)
     if attn_mask is not None:
         scores = scores + _mask_to_bias(mask_array(attn_mask, (*batch, T, S)), dtype)
     if is_causal:
-        scores = np.where(causal_mask(T, S), scores, dtype.type(-np.inf))
+        np.copyto(scores, dtype.type(-np.inf), where=~causal_mask(T, S))  # the future: -inf
     weights = softmax(scores, axis=-1)  # fully masked rows -> 0
     out = weights @ v  # (..., T, S) @ (..., S, Ev) -> (..., T, Ev)
     return (out, weights) if return_weights else out

@@ -23,8 +23,10 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         m = np.max(work, axis=axis, keepdims=True) if work.size else work.sum(axis, keepdims=True)
         m = np.where(np.isneginf(m), 0.0, m)  # all -inf row: exp(-inf - 0) = 0, not NaN
-        e = np.exp(work - m)
+        e = work - m  # one new array, then in place: at large T each copy of the table costs
+        np.exp(e, out=e)
         s = e.sum(axis=axis, keepdims=True)
-        # s == 0 only for all -inf rows; NaN != 0, so NaN rows still divide and stay NaN.
-        out = np.divide(e, s, out=np.zeros_like(e), where=s != 0)
-    return out.astype(x.dtype, copy=False)
+        # s == 0 only for all -inf rows, whose e is all 0 already and stays so; NaN != 0, so NaN
+        # rows still divide and stay NaN.
+        np.divide(e, s, out=e, where=s != 0)
+    return e.astype(x.dtype, copy=False)
