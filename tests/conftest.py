@@ -38,13 +38,13 @@ LESSON_RUNS = {"lessons/test_lessons.py", "lessons/test_training_lessons.py"}
 def _trained_lesson(item) -> int | None:
     """The lesson that trains (6, 7) whose runs ``item`` reads: its ``number`` parameter or its
     ``lesson`` mark."""
-    from attnlab.lessons import runner
+    from helpers import trains
 
     params = getattr(item, "callspec", None)
     number = params.params.get("number") if params else None
     if number is None and (mark := item.get_closest_marker("lesson")):
         number = mark.args[0]
-    return number if number is not None and runner.tunable(number) else None
+    return number if number is not None and trains(number) else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids

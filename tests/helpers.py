@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import runpy
 import socket
 import subprocess
@@ -190,18 +191,26 @@ def token_batch(
 
 SHORT_BUDGET = 0.25  # seconds of training per model, for the lessons that train: 4-13 steps each
 SHORT_TEST = 200  # lesson 7's unseen dates per model (N_TEST; the lesson scores 2,000)
+SHORT_TIMED = (64, 128, 256)  # the lengths lessons 1 and 5 time in an exercise (TIMED)
 _LESSON_RUNS: dict[tuple, tuple[str, dict]] = {}
 
 
-def short(number: int) -> dict:
-    """The short budget, for a lesson whose setup has a BUDGET (and a shorter test, where it
-    has an N_TEST); nothing for the others."""
-    from attnlab.lessons import runner, source
+def trains(number: int) -> bool:
+    """Lesson ``number`` trains models by the clock (its setup has a BUDGET): its steps, losses
+    and timings differ from run to run."""
+    from attnlab.lessons import runner
 
-    if "BUDGET" not in runner.tunable(number):
-        return {}
+    return "BUDGET" in runner.tunable(number)
+
+
+def short(number: int) -> dict:
+    """The setup constants the tests shorten, where lesson ``number`` has them: the training
+    budget (and lesson 7's test set, N_TEST) and the lengths an exercise times (TIMED)."""
+    from attnlab.lessons import source
+
     setup = source.cells(number)[0].code
-    return {"BUDGET": SHORT_BUDGET} | ({"N_TEST": SHORT_TEST} if "\nN_TEST = " in setup else {})
+    shorter = {"BUDGET": SHORT_BUDGET, "N_TEST": SHORT_TEST, "TIMED": SHORT_TIMED}
+    return {name: v for name, v in shorter.items() if re.search(rf"^{name} = ", setup, re.M)}
 
 
 def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:

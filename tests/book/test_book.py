@@ -19,23 +19,26 @@ import numpy as np
 import pytest
 
 from attnlab import ref
-from attnlab.book import live
+from attnlab.book import BookConfig, build, live
 from attnlab.book.notebook import page_notebook
 from attnlab.cli import main
 from attnlab.explore import page as playground
+from attnlab.i18n import LANGS as LANGS_ALL
 from attnlab.lessons import render, runner, source
-from helpers import forked_kernels
+from helpers import SHORT_TIMED, forked_kernels
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LANGS = ("en", "zh")
 LESSONS = (1, 4)
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("ATTNLAB_DOCS_SHOTS") == "1"  # the README's screenshot: the whole book
-BUILD = (
-    ["--lang", "all"]
-    if SHOTS
-    else ["--lang", ",".join(LANGS), "--lessons", ",".join(map(str, LESSONS))]
-)
+# the build: lesson 1's timing exercise on short lengths (TIMED), through the same overrides
+# as ``attnlab book --budget`` (tests/book's failure tests go through the command itself)
+BUILD = {
+    "langs": LANGS_ALL if SHOTS else LANGS,
+    "lessons": () if SHOTS else LESSONS,
+    "overrides": {"TIMED": SHORT_TIMED},
+}
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +50,7 @@ def book(tmp_path_factory):
         pytest.skip(f"the book's tools are missing: {hint}")
     out = tmp_path_factory.mktemp("book") / "site"
     with forked_kernels():  # the executor's kernels: forks that imported torch once
-        assert main(["book", str(out), *BUILD]) == 0
+        build(BookConfig(out, **BUILD))
     return out
 
 
@@ -261,7 +264,7 @@ def _ran(s: runner.Session) -> dict:
 
 def test_a_rebuild_with_nothing_changed_executes_nothing(book, capfd):
     pages = {p: p.stat().st_mtime_ns for p in book.rglob("*.html")}
-    assert main(["book", str(book), *BUILD]) == 0
+    build(BookConfig(book, **BUILD))
     said = capfd.readouterr().out
     built = [p.name for p in book.iterdir() if p.is_dir() and not p.name.startswith("_")]
     assert said.count("nothing changed") == len(built) >= len(LANGS)

@@ -23,7 +23,7 @@ import pytest
 from attnlab import lessons
 from attnlab.grade import words
 from attnlab.lessons import answers, runner, source
-from helpers import short
+from helpers import short, trains
 
 LANGS = ["en", "ja", "zh"]
 # The lessons that train (a BUDGET in their setup) run the same code in every language; their
@@ -33,7 +33,7 @@ PAIRS = [
     (n, lang)
     for n in source.lessons()
     for lang in LANGS
-    if not runner.tunable(n) or TRAINING.get(n, "en") == lang
+    if not trains(n) or TRAINING.get(n, "en") == lang
 ]
 EXECUTE = """
 import json, sys, nbformat
@@ -86,10 +86,9 @@ def runs(tmp_path_factory):
 
         plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
         for number in source.lessons():  # what the terminal lesson runs, in a process apart too
-            budget = short(number)
-            if not budget:  # a lesson that trains by the clock is not compared line by line
-                submit((number, "steps"), "-c", STEPS, str(number), repr(budget))
-            extra = ["--budget", str(budget["BUDGET"])] if budget else []
+            if not trains(number):  # a lesson that trains by the clock is not compared line by line
+                submit((number, "steps"), "-c", STEPS, str(number), repr(short(number)))
+            extra = ["--budget", str(short(number)["BUDGET"])] if trains(number) else []
             extra += ["--plots", str(plots)]
             submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
         for number, lang in PAIRS:
@@ -118,7 +117,7 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
     done, _, _ = runs
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not runner.tunable(number):  # training by the clock prints other numbers each run
+    if not trains(number):  # training by the clock prints other numbers each run
         assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     for cell in runner.exercises(number):  # each starting code ran, and its check said "not yet"
         failed = answers.WORDS["failed"] if "answer" in cell.options else words.WORDS["failed"]
@@ -143,7 +142,7 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
     outputs = [o for c in cells for o in c["outputs"]]
     assert not [o for o in outputs if o["type"] == "error"]
     streamed = "".join(o["text"] for o in outputs if o["type"] == "stream")
-    if not runner.tunable(number):  # training by the clock prints other numbers each run
+    if not trains(number):  # training by the clock prints other numbers each run
         assert _in_order(done[(number, "steps")].stdout.splitlines(), streamed)
     figures = [c for c in cells if "plot(" in c["source"] and "def plot" not in c["source"]]
     steps_with_plots = [c for c in runner.steps(number) if "plot(" in c.code]
@@ -175,7 +174,7 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
     done, _, _ = runs
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not runner.tunable(number):  # training by the clock prints other numbers each run
+    if not trains(number):  # training by the clock prints other numbers each run
         assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
 

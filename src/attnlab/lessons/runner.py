@@ -51,7 +51,9 @@ def _literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-TUNABLE = ("BUDGET",)  # setup constants a check passes on, so it runs what the learner ran
+# setup constants a check passes on, so that it runs what the learner ran: a training budget
+# (seconds per model) and the lengths a timing exercise times
+TUNABLE = ("BUDGET", "TIMED")
 
 
 def tunable(number: int) -> list[str]:
@@ -60,12 +62,21 @@ def tunable(number: int) -> list[str]:
     return [name for name in TUNABLE if re.search(rf"^{name} = ", setup, re.M)]
 
 
+def read_by(number: int, cell: source.SourceCell) -> list[str]:
+    """The constants of ``tunable(number)`` that exercise ``cell``'s check computes with: those
+    its versions, or the steps they need, mention."""
+    cells = versions(number, cell)
+    code = [c.code for c in (*cells, *steps(number)[: needed_steps(number, cells)])]
+    mentioned = set().union(*map(_names, code))
+    return [name for name in tunable(number) if name in mentioned]
+
+
 def check_code(number: int, cell: source.SourceCell) -> str:
     """The code of the cell that checks an exercise (shown and run after the learner's cell)."""
     if "grade" in cell.options:
         return f"print(check({cell.options['grade']}, seed=SEED, lang=LANG))"
     answer = cell.options["answer"]
-    names = tunable(number)
+    names = read_by(number, cell)
     extra = ", overrides={" + ", ".join(f'"{n}": {n}' for n in names) + "}" if names else ""
     return f'print(check_answer({number}, "{cell.id}", {answer}, seed=SEED, lang=LANG{extra}))'
 
@@ -182,4 +193,4 @@ def versions(number: int, exercise: source.SourceCell) -> list[source.SourceCell
 
 
 __all__ = ["Session", "check_code", "code_of", "exercises", "needed_steps", "part", "steps"]
-__all__ += ["tunable", "versions"]
+__all__ += ["read_by", "tunable", "versions"]

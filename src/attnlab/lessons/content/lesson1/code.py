@@ -12,6 +12,7 @@ from attnlab.lessons.show import bars, heat, labeled, matrix, plot, table
 SEED = 0
 LANG = "en"
 CHARS = list("床前明月光")
+TIMED = (1000, 2000, 4000)  # the lengths the timing exercise times, each twice the one before
 
 # %% step averaging
 T = len(CHARS)
@@ -169,7 +170,7 @@ import time
 
 rng = np.random.default_rng([SEED, 103])
 times = {}
-for n in (1000,):  # TODO: time n = 1000, 2000 and 4000
+for n in TIMED[:1]:  # TODO: time every n in TIMED
     q_n, k_n, v_n = rng.standard_normal((3, n, 8)).astype(np.float32)  # (n, 8) each
     start = time.perf_counter()
     ref.scaled_dot_product_attention(q_n, k_n, v_n, is_causal=True)
@@ -181,7 +182,7 @@ import time
 
 rng = np.random.default_rng([SEED, 103])
 times = {}
-for n in (1000, 2000, 4000):
+for n in TIMED:
     q_n, k_n, v_n = rng.standard_normal((3, n, 8)).astype(np.float32)  # (n, 8) each
     runs = []
     for _ in range(3):
@@ -189,7 +190,7 @@ for n in (1000, 2000, 4000):
         ref.scaled_dot_product_attention(q_n, k_n, v_n, is_causal=True)
         runs.append(time.perf_counter() - start)
     times[n] = float(np.median(runs))
-ratio = times[4000] / times[2000]
+ratio = times[TIMED[-1]] / times[TIMED[-2]]  # one doubling of T
 print(table(["T", "ms"], [(n, f"{t * 1e3:.1f}") for n, t in times.items()]))
 print(f"ratio = {ratio:.1f}")
 

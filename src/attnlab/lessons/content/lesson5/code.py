@@ -11,6 +11,7 @@ from attnlab.lessons.show import table
 
 SEED = 0
 LANG = "en"
+TIMED = (512, 1024, 2048)  # the lengths the tiles exercise times, each twice the one before
 
 # %% step the_table
 sizes = {
@@ -100,7 +101,7 @@ import time
 
 rng = np.random.default_rng([SEED, 101])
 times = {}
-for n in (512,):  # TODO: also 1024 and 2048, and time ref.tiled_attention beside it
+for n in TIMED[:1]:  # TODO: every n in TIMED, and time ref.tiled_attention beside it
     q, k, v = rng.standard_normal((3, 4, n, 64))  # (H, T, d)
     start = time.perf_counter()
     ref.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -112,7 +113,7 @@ import time
 
 rng = np.random.default_rng([SEED, 101])
 times = {}
-for n in (512, 1024, 2048):
+for n in TIMED:
     q, k, v = rng.standard_normal((3, 4, n, 64))  # (H, T, d)
     start = time.perf_counter()
     ref.scaled_dot_product_attention(q, k, v, is_causal=True)
