@@ -297,6 +297,26 @@ def test_an_exercise_is_checked_after_only_the_steps_it_needs(number, cell):
         assert k == 0  # checking an answer never trains the lesson's models again
 
 
+def test_a_check_hands_on_the_setup_constants_it_computes_with():
+    """A learner who shortens TIMED in lesson 1's setup passes with the worked answer: the check
+    cell hands TIMED on (without it, the worked answer would time other lengths). Checks that
+    compute nothing with a constant are not given it (lesson 6's never retrain)."""
+    timing = next(c for c in runner.exercises(1) if c.id == "timing")
+    s = runner.Session(1, overrides={"TIMED": (16, 32, 64)})
+    s.steps(0)  # the setup only: the exercise reads no step
+    s.run_cell(runner.part(1, "solution", "timing")[0], quiet=True)
+    assert sorted(s.ns["times"]) == [16, 32, 64]
+    printed, _ = s.run(runner.check_code(1, timing), "check")
+    assert answers.WORDS["matches"]("en") in printed
+    assert not answers.check_answer(1, "timing", s.ns["times"]).passed  # the default lengths
+    assert runner.read_by(1, timing) == ["TIMED"]
+    for number in (1, 5, 6, 7):
+        for cell in runner.exercises(number):
+            if cell is not timing and "answer" in cell.options:
+                mentions = "TIMED" in "".join(v.code for v in runner.versions(number, cell))
+                assert runner.read_by(number, cell) == (["TIMED"] if mentions else []), cell.id
+
+
 def test_every_lesson_has_exercises_and_the_named_ones_cover_softmax_axis():
     assert all(runner.exercises(n) for n in LESSONS)
     ids = {m.options["id"] for n in LESSONS for m in source.cells(n) if m.kind == "mistake"}
