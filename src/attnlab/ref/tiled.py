@@ -217,16 +217,16 @@ def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
     scale = dt.type(P.scale * LOG2E)
-    heads = _Heads(P)
+    values = _ValuesAndOnes(P)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
-        acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
-        r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is not None or not _fast_block(P, scale, heads, i0, i1, acc):
-                acc[...] = 0
-                _exact_block(P, scale, i0, i1, acc, r)
+            if P.mask is None and _fast_block(P, scale, values, i0, i1, out, lse):
+                return
+            acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
+            r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
+            _exact_block(P, scale, i0, i1, acc, r)
             _finish_block(acc, r, out[:, i0:i1], lse[:, i0:i1])
 
     starts = list(range(0, T, P.block))[::-1]  # longest (causal) first
@@ -234,51 +234,53 @@ def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     return out, lse
 
 
-class _Heads:
-    """Per head, K^T (E, S) contiguous (fast tile matmuls) and [v | 1] (S, Ev + 1) (p @ [v | 1]
-    is p @ v and the row sums), made once, by the first thread that asks for that head."""
+class _ValuesAndOnes:
+    """Per head, [v | 1] (S, Ev + 1): p @ [v | 1] is p @ v and the row sums in one matmul. Made
+    once, by the first thread that asks for that head."""
 
     def __init__(self, P: _Problem):
-        self.P, self.made = P, [None] * P.N
+        self.v, self.made = P.v, [None] * P.N
         self.lock = threading.Lock()
 
-    def __getitem__(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+    def __getitem__(self, h: int) -> np.ndarray:
         if self.made[h] is None:
             with self.lock:
                 if self.made[h] is None:
-                    k, v = self.P.k[h], self.P.v[h]
-                    ones = np.ones((len(v), 1), dtype=v.dtype)
-                    self.made[h] = np.ascontiguousarray(k.T), np.hstack([v, ones])
+                    ones = np.ones((self.v.shape[1], 1), dtype=self.v.dtype)
+                    self.made[h] = np.hstack([self.v[h], ones])
         return self.made[h]
 
 
-def _fast_block(P: _Problem, scale, heads: _Heads, i0: int, i1: int, acc) -> bool:
-    """acc += 2^s @ [v | 1] over the key tiles of queries i0:i1 with r = 0 for every row: no
-    row maxima, no rescaling. One head at a time through one scratch tile, which so stays in
-    L2 from the first matmul to the second. True if acc is finite and every row's sum ended in
-    [2^LO, 2^HI] (nothing overflowed, nothing was lost to underflow); otherwise acc holds
-    garbage and the caller redoes the block with ``_exact_block``. Only without a user mask
-    (then every row sees at least one key, so a zero sum means underflow)."""
-    bq, Ev1 = i1 - i0, P.Ev + 1
+def _fast_block(P: _Problem, scale, values: _ValuesAndOnes, i0: int, i1: int, out, lse) -> bool:
+    """out and lse of queries i0:i1, head by head, with r = 0 for every row: no row maxima, no
+    rescaling, 2^s @ [v | 1] per key tile through one scratch tile (which so stays in L2 from
+    the first matmul to the second). False as soon as a head's sums leave [2^LO, 2^HI] or are
+    not finite (an overflow, or terms lost to underflow): the caller then redoes the block
+    with ``_exact_block``. Only without a user mask (then every row sees at least one key, so
+    a zero sum means underflow)."""
     tiles = [(j0, min(j0 + P.block, P.S)) for j0 in P.key_blocks(i0, i1)]
     # causal: p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
-    # overflow there gives inf * 0 = NaN, which fails the final test like any overflow)
+    # overflow there gives inf * 0 = NaN, which fails the test like any overflow)
     keeps = [_causal_keep(P, i0, i1, j0, j1) for j0, j1 in tiles]
-    buf = np.empty((bq, tiles[0][1] - tiles[0][0]), dtype=P.dtype)
-    pv = np.empty((bq, Ev1), dtype=P.dtype)
+    buf = np.empty((i1 - i0, tiles[0][1] - tiles[0][0]), dtype=P.dtype)
+    pv = np.empty((i1 - i0, P.Ev + 1), dtype=P.dtype)
     for h in range(P.N):
-        kT, v_ext = heads[h]  # (E, S), (S, Ev + 1)
-        qh, acc_h = P.q[h, i0:i1] * scale, acc[h]  # (bq, E), (bq, Ev + 1)
+        qh, kT, v_ext = P.q[h, i0:i1] * scale, P.k[h].T, values[h]  # (bq, E), (E, S), (S, Ev + 1)
+        acc = np.zeros_like(pv)  # sum 2^s [v | 1] per row
         for (j0, j1), keep in zip(tiles, keeps, strict=True):
             s = buf[:, : j1 - j0]
-            np.matmul(qh, kT[:, j0:j1], out=s)  # (bq, E) @ (E, bk)
+            np.matmul(qh, kT[:, j0:j1], out=s)  # (bq, E) @ (E, bk); BLAS reads K transposed
             np.exp2(s, out=s)  # p, in place
             if keep is not None:
                 s *= keep
             np.matmul(s, v_ext[j0:j1], out=pv)  # (bq, bk) @ (bk, Ev + 1)
-            acc_h += pv
-    total = acc[..., -1]  # (N, bq)
-    return bool(total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all())
+            acc += pv
+        total = acc[:, -1:]  # (bq, 1)
+        if not (total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all()):
+            return False
+        np.divide(acc[:, :-1], total, out=out[h, i0:i1])
+        lse[h, i0:i1] = np.log2(total[:, 0]) * LN2
+    return True
 
 
 def _causal_keep(P: _Problem, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
