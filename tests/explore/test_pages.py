@@ -167,15 +167,17 @@ def test_the_training_control_moves_through_the_snapshots_and_plays(
         snaps[-1][1]["weights"][0, 0, 4, :5]
     )
     w.page.select_option("#text", "t0")  # back to a text; play starts from the first snapshot
+    w.page.clock.install()  # the page's timers on a clock the test moves: no waiting
     w.page.click("#play")
     seen = set()
-    for _ in range(400):  # bounded: each step is 0.9 s
+    for _ in range(len(snaps) + 2):  # bounded: one snapshot per 0.9 s step, then it stops
         seen.add(w.page.locator("#step-label").inner_text())
         if w.page.locator("#play").get_attribute("aria-pressed") == "false":
             break
-        w.page.wait_for_timeout(50)
+        w.page.clock.run_for(900)
     seen.add(w.page.locator("#step-label").inner_text())
     assert seen == {f"step {s}" for s, _ in snaps}  # every snapshot shown, then it stops
+    assert w.page.locator("#play").get_attribute("aria-pressed") == "false"
     assert slider.input_value() == str(len(snaps) - 1)
     w.shot(tmp_path, "gpt_training_slider")
     w.clean()
