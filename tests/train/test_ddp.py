@@ -1,12 +1,15 @@
 """Data-parallel training with 2 gloo processes on the CPU."""
 
+import faulthandler
+import itertools
 import json
 import os
+from pathlib import Path
 
 import torch
 
 from attnlab.models import GPT, GPTConfig
-from helpers import free_port, run_ranks, token_batch
+from helpers import TINY_CORPUS, free_port, run_ranks, token_batch
 
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16)
 
@@ -32,13 +35,7 @@ def _ddp_worker(rank: int, port: int, out: str) -> None:
 
 
 def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
-    os.environ.update(
-        WORLD_SIZE="2",
-        RANK=str(rank),
-        LOCAL_RANK=str(rank),
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-    )
+    _torchrun_env(rank, port)
     import torch.distributed as dist
 
     from attnlab.train.lm import LMRunConfig, train_lm
@@ -55,6 +52,43 @@ def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
     torch.save(weights, f"{run_dir}/../rank{rank}.pt")
     dist.barrier()
     dist.destroy_process_group()
+
+
+def _torchrun_env(rank: int, port: int) -> None:
+    os.environ.update(
+        WORLD_SIZE="2",
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+    )
+
+
+def _budget_worker(rank: int, port: int, out: str) -> None:
+    _torchrun_env(rank, port)
+    import torch.distributed as dist
+
+    from attnlab.data import CharTokenizer, TokenData
+    from attnlab.train import LMTask, TrainConfig, Trainer
+
+    # a rank left waiting for the other fails the test (its process exits) instead of hanging it
+    faulthandler.dump_traceback_later(120, exit=True)
+    ticks = itertools.count(0, 1 + rank)  # rank 1's clock runs twice as fast as rank 0's
+    cfg = TrainConfig(max_iters=1000, max_seconds=30, batch_size=2, eval_interval=10**6)
+    data = TokenData.from_text(TINY_CORPUS, CharTokenizer.from_text(TINY_CORPUS))
+    trainer = Trainer(cfg, None, progress=False, clock=lambda: float(next(ticks)))
+    result = trainer.fit(GPT(CFG), LMTask(data, 8))
+    Path(out, f"rank{rank}.json").write_text(json.dumps(result.iters))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def test_ranks_whose_clocks_differ_stop_training_at_the_same_step(tmp_path):
+    """A time budget under DDP: rank 1's clock reaches it first, and both ranks stop there
+    (a rank that stopped alone would leave the other waiting in its next all-reduce)."""
+    run_ranks(_budget_worker, (free_port(), str(tmp_path)), 2)
+    iters = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert iters[0] == iters[1] < 1000
 
 
 def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_batch(tmp_path):

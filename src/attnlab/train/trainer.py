@@ -136,6 +136,19 @@ def init_distributed(device: torch.device) -> Distributed:
     )
 
 
+def _on_every_rank(loop: _Loop, *flags: bool) -> tuple[bool, ...]:
+    """Each flag as true on every rank when it is true on any: under DDP all ranks must stop
+    at the same step (their clocks and signals differ), or those that go on wait forever in
+    their next all-reduce for the one that stopped."""
+    if loop.dist.world <= 1:
+        return flags
+    import torch.distributed as dist
+
+    t = torch.tensor([float(f) for f in flags], device=loop.device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return tuple(bool(f) for f in t.tolist())
+
+
 @dataclass
 class _Loop:
     """The state of one ``fit`` call."""
@@ -313,8 +326,10 @@ class Trainer:
     def _should_stop(self, loop: _Loop) -> bool:
         asked = self._interrupt or (self.should_stop is not None and self.should_stop(loop.it + 1))
         budget = self.cfg.max_seconds
+        spent = budget is not None and loop.train_seconds() >= budget
+        asked, spent = _on_every_rank(loop, asked, spent)
         loop.result.interrupted = asked
-        return asked or (budget is not None and loop.train_seconds() >= budget)
+        return asked or spent
 
     def _finish(self, loop: _Loop) -> None:
         """The final evaluation, the result's numbers, the last checkpoint and the plot."""
