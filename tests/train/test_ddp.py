@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from attnlab.models import GPT, GPTConfig
-from helpers import TINY_CORPUS, free_port, run_ranks, token_batch
+from helpers import TINY_CORPUS, TINY_GPT, free_port, run_ranks, token_batch, write_corpus
 
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16)
 
@@ -89,6 +89,34 @@ def test_ranks_whose_clocks_differ_stop_training_at_the_same_step(tmp_path):
     run_ranks(_budget_worker, (free_port(), str(tmp_path)), 2)
     iters = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert iters[0] == iters[1] < 1000
+
+
+def _cli_worker(rank: int, port: int, folder: str) -> None:
+    _torchrun_env(rank, port)
+    import torch.distributed as dist
+
+    from attnlab.cli import main
+
+    faulthandler.dump_traceback_later(120, exit=True)
+    args = [
+        "--corpus",
+        f"{folder}/corpus.txt",
+        *TINY_GPT,
+        "--max-iters",
+        "2",
+        "--out",
+        f"{folder}/run",
+    ]
+    code = main(["train", "gpt", *args, "--eval-interval", "1000"])
+    Path(folder, f"rank{rank}.json").write_text(json.dumps([code, dist.is_initialized()]))
+
+
+def test_the_train_command_under_torchrun_leaves_the_process_group_on_every_rank(tmp_path):
+    write_corpus(tmp_path)
+    run_ranks(_cli_worker, (free_port(), str(tmp_path)), 2)
+    ends = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert ends == [[0, False], [0, False]]  # trained, and no group left behind
+    assert (tmp_path / "run" / "checkpoint.pt").is_file()
 
 
 def test_two_process_ddp_first_step_gradients_equal_one_process_on_the_whole_batch(tmp_path):

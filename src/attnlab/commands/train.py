@@ -166,6 +166,7 @@ def run_gpt(a) -> int:
     from ..models import GPTConfig
     from ..train.lm import LMRunConfig, train_lm
     from ..train.rundir import is_main_process
+    from ..train.trainer import leave_distributed
 
     model, train = parse_sets(a.set, GPTConfig, {"vocab_size"})
     model.update(_flags(a, ("block_size", "n_layer", "n_head", "n_embd", "dropout", "pos")))
@@ -181,6 +182,7 @@ def run_gpt(a) -> int:
         progress=progress_wanted(),
     )
     result = train_lm(cfg)
+    leave_distributed()  # under torchrun: every rank leaves the process group together
     if is_main_process():  # under torchrun only rank 0 reports
         last = result.evals[-1] if result.evals else {}
         loss, ppl = last.get("val_loss", float("nan")), last.get("val_ppl", float("nan"))
@@ -195,6 +197,7 @@ def run_gpt(a) -> int:
 def run_seq2seq(a) -> int:
     from ..models import Seq2SeqConfig
     from ..train.seq2seq import Seq2SeqRunConfig, train_seq2seq
+    from ..train.trainer import leave_distributed
 
     model, train = parse_sets(a.set, Seq2SeqConfig, {"src_vocab", "tgt_vocab", "attention"})
     model.update(_flags(a, ("hidden", "emb")))
@@ -211,6 +214,7 @@ def run_seq2seq(a) -> int:
     if not a.resume:
         print(_seq2seq_plan(model, train, a.out), file=sys.stderr)
     result = train_seq2seq(cfg)
+    leave_distributed()  # under torchrun: every rank leaves the process group together
     last = result.evals[-1] if result.evals else {}
     print(
         f"{_state(result)}: iter {result.iters}, val exact match "

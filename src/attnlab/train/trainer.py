@@ -149,6 +149,22 @@ def _on_every_rank(loop: _Loop, *flags: bool) -> tuple[bool, ...]:
     return tuple(bool(f) for f in t.tolist())
 
 
+def leave_distributed() -> None:
+    """End this process's part in the process group that training joined (under torchrun), if
+    any: the DDP wrappers collected first (a reducer freed after its group is destroyed can
+    wait forever in its destructor), then a barrier (no rank tears the group down while
+    another still uses it), then the group destroyed."""
+    import gc
+
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 @dataclass
 class _Loop:
     """The state of one ``fit`` call."""
