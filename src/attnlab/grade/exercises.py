@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     large: bool = False  # large-magnitude inputs: a softmax without max subtraction overflows
 
-    @property
+    @cached_property  # asked for each version compared: thousands of times a grading
     def float32(self) -> bool:
         return any(a.dtype == np.float32 for a in self.arrays.values())
 
