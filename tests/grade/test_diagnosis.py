@@ -328,3 +328,21 @@ def test_the_graders_answers_are_pytorchs_float64_answers():
             args = [np.asarray(a, np.float64) for a in case.arrays.values()]
             for got, exp in zip(want, oracle(*args, *case.scalars, **case.kwargs), strict=True):
                 np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-10, err_msg=case.name)
+
+
+def test_close_is_np_allclose_with_equal_nan():
+    """The diagnosis's fast comparison against NumPy's own, on every pair of edge values
+    (infinities, NaN, the extremes, subnormals) and on random near pairs, at each tolerance."""
+    from attnlab.grade.diagnosis import close
+
+    edges = [0.0, 1.0, -1.0, 1e-10, 1 + 1e-8, 5e-324, 1e308, -1e308, np.inf, -np.inf, np.nan]
+    rng = np.random.default_rng(0)
+    pairs = [(np.array([x, 0.5]), np.array([y, 0.5])) for x in edges for y in edges]
+    for _ in range(300):
+        a = rng.standard_normal(6) * 10.0 ** rng.integers(-12, 12)
+        pairs.append((a, a * (1 + rng.standard_normal(6) * 10.0 ** rng.integers(-12, 0))))
+    for a, b in pairs:
+        for tol in ({}, {"rtol": 1e-3, "atol": 1e-5}, {"rtol": 1e-7, "atol": 1e-9}):
+            with np.errstate(all="ignore"):
+                want = np.allclose(a, b, equal_nan=True, **tol)
+            assert close(a, b, **tol) == want, (a, b, tol)
