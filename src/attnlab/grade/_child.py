@@ -220,12 +220,15 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
     sys.path = [p for p in sys.path if p] + [site]
     import numpy as np
     import numpy.linalg  # watched for tampering below: loaded before the import hooks,
-    import numpy.testing  # which would otherwise inspect each of their imports
+    # which would otherwise inspect each of their imports; numpy.testing too, but only where
+    # the submission names it (60 ms, a third of a grading's NumPy imports)
 
     with os.fdopen(fd_in, "rb") as f:
         data = dict(np.load(f, allow_pickle=False))
     spec = json.loads(bytes(data.pop("__spec__")).decode())
     source = bytes(data.pop("__source__")).decode("utf-8", errors="replace")
+    if "testing" in source:
+        import numpy.testing
     allowed = (
         None if spec["allowed"] is None else set(spec["allowed"]) | set(sys.stdlib_module_names)
     )
@@ -235,7 +238,7 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
         _watch(allowed)
     FILENAME = spec["filename"]
     env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
-    watched = (np, np.testing, np.linalg, builtins)
+    watched = (np, np.linalg, builtins, *filter(None, [sys.modules.get("numpy.testing")]))
     before = _snapshot(watched)
     status = {"load_error": None, "cases": [], "tampered": [], "attempts": ATTEMPTS}
     try:
