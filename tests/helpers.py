@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import runpy
 import socket
 import subprocess
@@ -206,11 +205,10 @@ def trains(number: int) -> bool:
 def short(number: int) -> dict:
     """The setup constants the tests shorten, where lesson ``number`` has them: the training
     budget (and lesson 7's test set, N_TEST) and the lengths an exercise times (TIMED)."""
-    from attnlab.lessons import source
+    from attnlab.lessons import runner
 
-    setup = source.cells(number)[0].code
     shorter = {"BUDGET": SHORT_BUDGET, "N_TEST": SHORT_TEST, "TIMED": SHORT_TIMED}
-    return {name: v for name, v in shorter.items() if re.search(rf"^{name} = ", setup, re.M)}
+    return {k: v for k, v in shorter.items() if k in runner.setup_constants(number)}
 
 
 def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:

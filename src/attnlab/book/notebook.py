@@ -18,6 +18,7 @@ import re
 import nbformat
 
 from ..lessons import answers, render, source
+from ..lessons.runner import setup_constants
 from . import live
 from .words import WORDS
 
@@ -25,12 +26,6 @@ PLAYGROUNDS = {1: "query_key"}  # lesson -> the step after whose words the playg
 PLAYGROUND_FILE = "playground.html"  # beside the lesson's page (html_extra_path)
 QUIZ_CALL = re.compile(r"\bquiz\(\s*(\d+)\s*,\s*(\d+)\s*,")
 HIDDEN = {"tags": ["remove-input"]}  # myst-nb shows the output only
-
-
-def setup_constants(number: int) -> set[str]:
-    """The UPPER_CASE names the lesson's setup cell assigns (SEED, LANG, BUDGET, ...)."""
-    setup = [c.code for c in source.cells(number) if c.kind == "setup"]
-    return set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", "\n".join(setup), flags=re.M))
 
 
 def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> list[dict]:

@@ -56,10 +56,15 @@ def _literal(value: object) -> str:
 TUNABLE = ("BUDGET", "TIMED")
 
 
+def setup_constants(number: int) -> set[str]:
+    """The UPPER_CASE names lesson ``number``'s setup cell assigns (SEED, LANG, BUDGET, ...)."""
+    setup = [c.code for c in source.cells(number) if c.kind == "setup"]
+    return set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", "\n".join(setup), flags=re.M))
+
+
 def tunable(number: int) -> list[str]:
     """The constants of ``TUNABLE`` that lesson ``number``'s setup cell sets."""
-    setup = source.cells(number)[0].code
-    return [name for name in TUNABLE if re.search(rf"^{name} = ", setup, re.M)]
+    return [name for name in TUNABLE if name in setup_constants(number)]
 
 
 def read_by(number: int, cell: source.SourceCell) -> list[str]:
@@ -193,4 +198,4 @@ def versions(number: int, exercise: source.SourceCell) -> list[source.SourceCell
 
 
 __all__ = ["Session", "check_code", "code_of", "exercises", "needed_steps", "part", "steps"]
-__all__ += ["read_by", "tunable", "versions"]
+__all__ += ["read_by", "setup_constants", "tunable", "versions"]
