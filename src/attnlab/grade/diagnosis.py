@@ -283,9 +283,9 @@ def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-5, atol: float = 1e-8) 
     its cost on the small arrays of the cases (a diagnosis compares thousands of them)."""
     with np.errstate(invalid="ignore", over="ignore"):
         d = np.abs(a - b)
-        if np.isfinite(d).all():  # both finite everywhere: the usual case
-            return bool((d <= atol + rtol * np.abs(b)).all())
         near = d <= atol + rtol * np.abs(b)
+    if np.isfinite(d).all():  # both finite everywhere: the usual case
+        return bool(near.all())
     same = (a == b) | (np.isnan(a) & np.isnan(b))  # equal infinities, NaN with NaN
     return bool((near & np.isfinite(a) & np.isfinite(b) | same).all())
 
