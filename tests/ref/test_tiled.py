@@ -221,7 +221,8 @@ def test_ordinary_scores_take_the_fast_path_only(monkeypatch):
 def test_scores_out_of_the_fast_paths_range_are_redone_exactly(monkeypatch, dtype, causal, heads):
     # keys 40.. give scores of hundreds (2^hundreds: the fast path's sums overflow); under
     # is_causal only the last query block sees them, and the blocks before stay fast. With
-    # only the second head's keys large, the first head's rows were finished fast first.
+    # only the second head's keys large, the first head's sums pass the test: the whole block
+    # is still redone.
     calls = _exact_block_calls(monkeypatch)
     q, k, v = _rand(0, 1, 2, 48, 8), _rand(1, 1, 2, 48, 8), _rand(2, 1, 2, 48, 4)
     k[:, slice(None) if heads == "both" else 1, 40:, :] *= 300 if dtype == np.float64 else 30

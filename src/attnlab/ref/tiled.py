@@ -2,17 +2,16 @@
 
 Rabe & Staats (2021), "Self-attention does not need O(n^2) memory"; Dao et al. (2022),
 "FlashAttention". For each block of queries we walk the key/value blocks, keeping per query row a
-reference point r and an unnormalised output acc = sum 2^(s - r) [v | 1] whose last column is the
-running sum l (V gets a column of ones, so one matmul yields both p @ V and the row sums). Scores
-are in base 2 (log2(e) is folded into the scale): NumPy's exp2 is about twice as fast as its exp.
-At the end out = acc / l and lse = (r + log2 l) ln 2.
+reference point r, an unnormalised output acc = sum 2^(s - r) v and its running sum
+l = sum 2^(s - r). Scores are in base 2 (log2(e) is folded into the scale): NumPy's exp2 is
+faster than its exp. At the end out = acc / l and lse = (r + log2 l) ln 2.
 
-Two paths. The fast one keeps r = 0 for every row: no row maxima, no rescaling, just
-matmul, exp2, matmul per tile, one head at a time so that the tile stays in L2. Ordinary scores
-(a row's largest within about -20..+40) never come near float32's range, and a check at the end
-(every row's sum between 2^-32 and 2^64, all of acc finite) tells when they did: then the block
-is redone on the exact path, where r follows each row's maximum as in FlashAttention (also the
-path under a user mask).
+Two paths. The fast one keeps r = 0 for every row: no row maxima, no rescaling, just matmul,
+exp2, matmul per tile (and a matrix-vector product for l), one head at a time so that the tile
+stays in L2. Ordinary scores (a row's largest within about -20..+40) never come near float32's
+range, and a check at the end (every row's sum between 2^-32 and 2^64, all of acc finite) tells
+when they did: then the block is redone on the exact path, where r follows each row's maximum as
+in FlashAttention (also the path under a user mask).
 
 Extra memory is O(T * d + block^2) per worker: a tile of scores, never the table. Under
 ``is_causal`` key blocks that lie wholly above the diagonal are skipped (about half the work).
@@ -29,7 +28,6 @@ import functools
 import math
 import os
 import queue
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +40,7 @@ TILE_BUDGET_BYTES = 4 * 2**20  # one score tile across all batch*heads rows
 LOG2E, LN2 = 1 / math.log(2), math.log(2)
 HI = 64.0  # fast path: a row's sum may reach 2^64 (far from overflow in float32)
 LO = -32.0  # fast path: a row's sum below 2^-32 may have lost terms (or p * v) to underflow
+FAST_KEY_TILES = 2  # fast path: a score tile spans two key blocks (fewer, larger matmuls)
 
 
 def default_block_size(n_rows: int, T: int, S: int, itemsize: int) -> int:
@@ -208,21 +207,19 @@ def tiled_attention(
 
 
 def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype. Nothing runs before
-    the threads start: each query block fills its own rows of out and lse, and [v | 1] is made
-    per head by the first block that needs it."""
+    """out (N, T, Ev) and lse (N, T) of a prepared problem, in its dtype: each query block
+    fills its own rows of out and lse."""
     N, T, Ev, dt = P.N, P.T, P.Ev, P.dtype
     if P.S == 0:  # no keys: every row attends to nothing -> zeros
         return np.zeros((N, T, Ev), dtype=dt), np.full((N, T), -np.inf, dtype=dt)
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
     scale = dt.type(P.scale * LOG2E)
-    values = _ValuesAndOnes(P)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is None and _fast_block(P, scale, values, i0, i1, out, lse):
+            if P.mask is None and _fast_block(P, scale, i0, i1, out, lse):
                 return
             acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
             r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
@@ -234,59 +231,63 @@ def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     return out, lse
 
 
-class _ValuesAndOnes:
-    """Per head, [v | 1] (S, Ev + 1): p @ [v | 1] is p @ v and the row sums in one matmul. Made
-    once, by the first thread that asks for that head."""
+def _fast_block(P: _Problem, scale, i0: int, i1: int, out, lse) -> bool:
+    """out and lse of queries i0:i1 with r = 0 for every row: no row maxima, no rescaling,
+    2^s @ v and the row sums per key tile, head by head through one scratch tile (which so
+    stays in L2 from the first matmul to the second). False if any sum leaves [2^LO, 2^HI] or
+    is not finite (an overflow, or terms lost to underflow): the caller then redoes the block
+    with ``_exact_block``. Only without a user mask (then every row sees at least one key, so a
+    zero sum means underflow).
 
-    def __init__(self, P: _Problem):
-        self.v, self.made = P.v, [None] * P.N
-        self.lock = threading.Lock()
-
-    def __getitem__(self, h: int) -> np.ndarray:
-        if self.made[h] is None:
-            with self.lock:
-                if self.made[h] is None:
-                    ones = np.ones((self.v.shape[1], 1), dtype=self.v.dtype)
-                    self.made[h] = np.hstack([self.v[h], ones])
-        return self.made[h]
-
-
-def _fast_block(P: _Problem, scale, values: _ValuesAndOnes, i0: int, i1: int, out, lse) -> bool:
-    """out and lse of queries i0:i1, head by head, with r = 0 for every row: no row maxima, no
-    rescaling, 2^s @ [v | 1] per key tile through one scratch tile (which so stays in L2 from
-    the first matmul to the second). False as soon as a head's sums leave [2^LO, 2^HI] or are
-    not finite (an overflow, or terms lost to underflow): the caller then redoes the block
-    with ``_exact_block``. Only without a user mask (then every row sees at least one key, so
-    a zero sum means underflow)."""
-    tiles = [(j0, min(j0 + P.block, P.S)) for j0 in P.key_blocks(i0, i1)]
-    # causal: p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
-    # overflow there gives inf * 0 = NaN, which fails the test like any overflow)
-    keeps = [_causal_keep(P, i0, i1, j0, j1) for j0, j1 in tiles]
-    buf = np.empty((i1 - i0, tiles[0][1] - tiles[0][0]), dtype=P.dtype)
-    pv = np.empty((i1 - i0, P.Ev + 1), dtype=P.dtype)
+    Chosen by measurement with OpenBLAS here, each a few percent of a tile: the tile is held
+    transposed, keys by queries (K_j @ q^T, then (p^T)^T @ V); the row sums come from a
+    matrix-vector product 1 @ p^T (half the cost of a column of ones beside V)."""
+    tiles = _fast_tiles(P, i0, i1)
+    bq, dt = i1 - i0, P.dtype
+    tile = np.empty((tiles[0][1] - tiles[0][0], bq), dtype=dt)  # p^T: (bk, bq)
+    ones = np.ones(len(tile), dtype=dt)
+    acc, total = np.empty((P.N, bq, P.Ev), dtype=dt), np.empty((P.N, bq), dtype=dt)
+    pv, p_sum = np.empty((bq, P.Ev), dtype=dt), np.empty(bq, dtype=dt)  # one tile's share
+    qT = np.empty((P.N, P.E, bq), dtype=dt)
+    np.multiply(np.swapaxes(P.q[:, i0:i1], 1, 2), scale, out=qT)  # (N, E, bq), contiguous
     for h in range(P.N):
-        qh, kT, v_ext = P.q[h, i0:i1] * scale, P.k[h].T, values[h]  # (bq, E), (E, S), (S, Ev + 1)
-        acc = np.zeros_like(pv)  # sum 2^s [v | 1] per row
-        for (j0, j1), keep in zip(tiles, keeps, strict=True):
-            s = buf[:, : j1 - j0]
-            np.matmul(qh, kT[:, j0:j1], out=s)  # (bq, E) @ (E, bk); BLAS reads K transposed
-            np.exp2(s, out=s)  # p, in place
-            if keep is not None:
-                s *= keep
-            np.matmul(s, v_ext[j0:j1], out=pv)  # (bq, bk) @ (bk, Ev + 1)
-            acc += pv
-        total = acc[:, -1:]  # (bq, 1)
-        if not (total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all()):
-            return False
-        np.divide(acc[:, :-1], total, out=out[h, i0:i1])
-        lse[h, i0:i1] = np.log2(total[:, 0]) * LN2
+        k, v = P.k[h], P.v[h]  # (S, E), (S, Ev)
+        for n, (j0, j1) in enumerate(tiles):
+            pT = tile[: j1 - j0]  # (bk, bq)
+            np.matmul(k[j0:j1], qT[h], out=pT)  # (bk, E) @ (E, bq): the scores s^T
+            np.exp2(pT, out=pT)  # p^T, in place
+            if P.is_causal and j1 - 1 > i0:  # the tile meets the diagonal: keys i0:j1 need keeping
+                # p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
+                # overflow there gives inf * 0 = NaN, which fails the test like any overflow)
+                pT[i0 - j0 :] *= _visible(j1 - i0, bq, dt)
+            np.matmul(pT.T, v[j0:j1], out=pv if n else acc[h])  # (bq, bk) @ (bk, Ev)
+            np.matmul(ones[: j1 - j0], pT, out=p_sum if n else total[h])  # (bk,) @ (bk, bq)
+            if n:
+                acc[h] += pv
+                total[h] += p_sum
+    if not (total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all()):
+        return False
+    np.divide(acc, total[..., None], out=out[:, i0:i1])
+    lse[:, i0:i1] = np.log2(total) * LN2
     return True
 
 
-def _causal_keep(P: _Problem, i0: int, i1: int, j0: int, j1: int) -> np.ndarray | None:
-    """(bq, bk): 0 above the diagonal, 1 elsewhere, for a tile that touches it; else None."""
-    above = P.above_diagonal(i0, i1, j0, j1)
-    return None if above is None else (~above).astype(P.dtype)
+def _fast_tiles(P: _Problem, i0: int, i1: int) -> list[tuple[int, int]]:
+    """The fast path's key tiles (j0, j1) for queries i0:i1: FAST_KEY_TILES blocks wide (fewer,
+    larger matmuls); under ``is_causal`` none reaches past the block's last query, so that
+    only the last tile meets the diagonal, and from key i0 on (j0 <= i0)."""
+    stop = min(P.S, i1) if P.is_causal else P.S  # key s is visible to t iff s <= t
+    width = FAST_KEY_TILES * P.block
+    return [(j0, min(j0 + width, stop)) for j0 in range(0, stop, width)]
+
+
+@functools.lru_cache(maxsize=16)
+def _visible(keys: int, queries: int, dtype: np.dtype) -> np.ndarray:
+    """(keys, queries), keys and queries counted from the same position: 1 where key <= query
+    (the query may see it), 0 where it lies in the query's future; read-only."""
+    keep = np.ascontiguousarray(np.tri(queries, keys, dtype=dtype).T)
+    keep.flags.writeable = False
+    return keep
 
 
 def _exact_block(P: _Problem, scale, i0: int, i1: int, acc, r: np.ndarray) -> None:
