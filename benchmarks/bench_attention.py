@@ -22,10 +22,17 @@ import numpy as np
 
 from attnlab import bench
 
+# After each call torch's OpenMP threads spin for about 8 ms before they sleep (measured here:
+# the process's CPU time in an idle pause after a call). A call timed at once after torch's
+# shares the cores with them (tiled_attention took 1-4% longer so, in 31 paired rounds), so
+# every timed call, torch's included, starts after a pause.
+SETTLE_S = 0.05
+
 
 def forward_goal(T: int = 4096, heads: int = 8, rounds: int = 15) -> float:
     """tiled_attention / torch SDPA at (1, heads, T, 64), float32, causal: both run in turn in
-    this process, ``rounds`` times; prints and returns the median of the per-round ratios."""
+    this process, ``rounds`` times, each after a pause of SETTLE_S; prints and returns the
+    median of the per-round ratios."""
     import torch
     import torch.nn.functional as F
 
@@ -45,6 +52,7 @@ def forward_goal(T: int = 4096, heads: int = 8, rounds: int = 15) -> float:
         fn()  # warm-up
     for _ in range(rounds):
         for name, fn in runs.items():  # interleaved: both see the same load
+            time.sleep(SETTLE_S)
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
