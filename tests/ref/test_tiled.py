@@ -204,7 +204,7 @@ def test_float16_sums_stay_in_float32():
 def _exact_block_calls(monkeypatch) -> list:
     calls = []
     real = tiled._exact_block
-    monkeypatch.setattr(tiled, "_exact_block", lambda *a: calls.append(a[2:4]) or real(*a))
+    monkeypatch.setattr(tiled, "_exact_block", lambda *a: calls.append(a[3:5]) or real(*a))
     return calls
 
 
@@ -246,3 +246,70 @@ def test_large_values_whose_products_overflow_on_the_fast_path_are_redone():
     oracle = F.scaled_dot_product_attention(*(a.double() for a in t))
     p = compare(got, oracle, F.scaled_dot_product_attention(*t))
     assert np.isfinite(got).all() and p.ok, p.message
+
+
+def _peaked(dtype, seed=0, T=48):
+    """q, k, v whose scores also reach far below the point where exp's weights turn subnormal
+    (every third key from key 1 on points against every query; the queries' entries are
+    positive), while each row's largest score stays small: ordinary for the fast path."""
+    rng = np.random.default_rng(seed)
+    q = np.abs(rng.standard_normal((1, 2, T, 8)))
+    k = rng.standard_normal((1, 2, T, 8))
+    k[..., 1::3, :] = -np.abs(k[..., 1::3, :]) * (40 if dtype == np.float32 else 400)
+    v, g = rng.standard_normal((1, 2, T, 4)), rng.standard_normal((1, 2, T, 4))
+    scores = np.einsum("bhte,bhse->bhts", q, k) / np.sqrt(8)
+    floor = tiled._subnormal_floor(np.dtype(dtype))
+    assert scores.min() < floor - 20 and scores.max(-1).max() < 20  # the premise
+    return tuple(a.astype(dtype) for a in (q, k, v, g))
+
+
+def _agrees_with_torch(got, q, k, v, **kw):
+    t = [torch.from_numpy(a) for a in (q, k, v)]
+    kw = {n: torch.from_numpy(x) if isinstance(x, np.ndarray) else x for n, x in kw.items()}
+    oracle = F.scaled_dot_product_attention(*(a.double() for a in t), **kw)
+    if got.dtype == np.float64:
+        np.testing.assert_allclose(got, oracle.numpy(), atol=1e-12)
+    else:
+        p = compare(got, oracle, F.scaled_dot_product_attention(*t, **kw))
+        assert p.ok, p.message
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_scores_far_below_zero_stay_on_the_fast_path_and_agree_with_torch(
+    monkeypatch, dtype, causal
+):
+    # the fast path raises weights below 2^floor to it (subnormal ones are 10-35x slower)
+    calls = _exact_block_calls(monkeypatch)
+    q, k, v, _ = _peaked(dtype)
+    got = ref.tiled_attention(q, k, v, is_causal=causal, block_size=16)
+    assert calls == []
+    _agrees_with_torch(got, q, k, v, is_causal=causal)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask", ["bool", "float"])
+def test_scores_far_below_zero_on_the_exact_path_agree_with_torch(dtype, mask):
+    # the exact path sets weights below e^floor to 0; masked keys and rows stay exactly 0
+    q, k, v, _ = _peaked(dtype)
+    keep = np.random.default_rng(1).random((48, 48)) < 0.7
+    keep[5] = False  # a row that sees nothing
+    attn_mask = keep if mask == "bool" else np.where(keep, 0.0, -1e4).astype(dtype)
+    out, lse = ref.tiled_attention(q, k, v, attn_mask=attn_mask, block_size=16, return_lse=True)
+    if mask == "bool":
+        assert not out[..., 5, :].any() and np.isneginf(lse[..., 5]).all()
+        out_ = np.delete(out, 5, axis=-2)
+        keep_ = np.delete(keep, 5, axis=0)
+        _agrees_with_torch(out_, np.delete(q, 5, axis=-2), k, v, attn_mask=keep_)
+    else:
+        _agrees_with_torch(out, q, k, v, attn_mask=attn_mask)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_backward_with_scores_far_below_zero_matches_torch(causal):
+    q, k, v, g = _peaked(np.float64)
+    out, lse = ref.tiled_attention(q, k, v, is_causal=causal, block_size=16, return_lse=True)
+    dq, dk, dv = ref.tiled_attention_backward(q, k, v, out, lse, g, is_causal=causal, block_size=16)
+    _, *want = _torch_fwd_bwd(q, k, v, g, is_causal=causal)
+    for got, exp in zip((dq, dk, dv), want, strict=True):
+        np.testing.assert_allclose(got, exp, atol=1e-10)

@@ -215,15 +215,16 @@ def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
     scale = dt.type(P.scale * LOG2E)
+    key_norms = _max_norms(P.k)  # (N,)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is None and _fast_block(P, scale, i0, i1, out, lse):
+            if P.mask is None and _fast_block(P, scale, key_norms, i0, i1, out, lse):
                 return
             acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
             r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
-            _exact_block(P, scale, i0, i1, acc, r)
+            _exact_block(P, scale, key_norms, i0, i1, acc, r)
             _finish_block(acc, r, out[:, i0:i1], lse[:, i0:i1])
 
     starts = list(range(0, T, P.block))[::-1]  # longest (causal) first
@@ -231,7 +232,7 @@ def _forward(P: _Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     return out, lse
 
 
-def _fast_block(P: _Problem, scale, i0: int, i1: int, out, lse) -> bool:
+def _fast_block(P: _Problem, scale, key_norms, i0: int, i1: int, out, lse) -> bool:
     """out and lse of queries i0:i1 with r = 0 for every row: no row maxima, no rescaling,
     2^s @ v and the row sums per key tile, head by head through one scratch tile (which so
     stays in L2 from the first matmul to the second). False if any sum leaves [2^LO, 2^HI] or
@@ -250,11 +251,15 @@ def _fast_block(P: _Problem, scale, i0: int, i1: int, out, lse) -> bool:
     pv, p_sum = np.empty((bq, P.Ev), dtype=dt), np.empty(bq, dtype=dt)  # one tile's share
     qT = np.empty((P.N, P.E, bq), dtype=dt)
     np.multiply(np.swapaxes(P.q[:, i0:i1], 1, 2), scale, out=qT)  # (N, E, bq), contiguous
+    floor = _subnormal_floor(dt) / LN2  # in base 2
+    low = _max_norms(np.swapaxes(qT, 1, 2)) * key_norms > -floor  # (N,): |score| may pass it
     for h in range(P.N):
         k, v = P.k[h], P.v[h]  # (S, E), (S, Ev)
         for n, (j0, j1) in enumerate(tiles):
             pT = tile[: j1 - j0]  # (bk, bq)
             np.matmul(k[j0:j1], qT[h], out=pT)  # (bk, E) @ (E, bq): the scores s^T
+            if low[h]:  # weights below 2^floor are raised to it (a change < S 2^floor in sums
+                np.maximum(pT, floor, out=pT)  # >= 2^LO): subnormal ones would be slow
             np.exp2(pT, out=pT)  # p^T, in place
             if P.is_causal and j1 - 1 > i0:  # the tile meets the diagonal: keys i0:j1 need keeping
                 # p is multiplied by 0 above the diagonal after exp2 (exp2 is slow on -inf; an
@@ -270,6 +275,31 @@ def _fast_block(P: _Problem, scale, i0: int, i1: int, out, lse) -> bool:
     np.divide(acc, total[..., None], out=out[:, i0:i1])
     lse[:, i0:i1] = np.log2(total) * LN2
     return True
+
+
+def _max_norms(x: np.ndarray) -> np.ndarray:
+    """(N,): per head, the largest norm of the vectors of x (N, n, E)."""
+    return np.sqrt(np.einsum("nie,nie->ni", x, x).max(axis=1))
+
+
+@functools.cache
+def _subnormal_floor(dtype: np.dtype) -> float:
+    """In nats: where the scores spread that far, weights below e^floor are set to 0 (exact
+    path, backward) or raised to it (fast path). A smaller weight, times a value, can give a
+    subnormal number, on which exp, exp2 and matmul run 10-35x slower (measured here);
+    dropping or raising them changes a result by less than S^2 e^floor relative (1e-20 in
+    float32). -inf (nothing changed) for float16, whose range is too short to spare."""
+    if dtype.itemsize < 4:
+        return -math.inf
+    return float(np.log(np.finfo(dtype).tiny)) + 24.0
+
+
+def _weight_floor(P: _Problem, spread: float) -> float | None:
+    """``_subnormal_floor`` if weights e^x with x >= -spread (nats) may come near the subnormal
+    range, or if a float mask can move scores anywhere; None if no weight can."""
+    floor = _subnormal_floor(P.dtype)
+    calm = spread <= -floor and (P.mask is None or P.mask.dtype == bool)
+    return None if calm else floor
 
 
 def _fast_tiles(P: _Problem, i0: int, i1: int) -> list[tuple[int, int]]:
@@ -290,22 +320,26 @@ def _visible(keys: int, queries: int, dtype: np.dtype) -> np.ndarray:
     return keep
 
 
-def _exact_block(P: _Problem, scale, i0: int, i1: int, acc, r: np.ndarray) -> None:
+def _exact_block(P: _Problem, scale, key_norms, i0: int, i1: int, acc, r: np.ndarray) -> None:
     """acc and r (zeros on entry) over the key tiles of queries i0:i1, each row's reference r
     following its maximum as in FlashAttention: all heads at once, for any scores and masks."""
     buf = np.empty((P.N, i1 - i0, min(P.block, P.S)), dtype=P.dtype)
     qs = P.q[:, i0:i1] * scale  # (N, bq, E)
+    # scores (base 2) lie within +-B, B = max |q| max |k| (Cauchy-Schwarz): s - r >= -2B - log2 S
+    bound = (_max_norms(qs) * key_norms).max()
+    floor = _weight_floor(P, (2 * bound + math.log2(P.S)) * LN2)
     kT = np.swapaxes(P.k, -1, -2)  # (N, E, S), a view: BLAS reads it transposed
     for j0 in P.key_blocks(i0, i1):
         j1 = min(j0 + P.block, P.S)
         s = P.scores(qs, kT, i0, i1, j0, j1, buf, LOG2E)  # (N, bq, bk), base 2
-        _add_tile_rebased(s, P.v[:, j0:j1], acc, r)
+        _add_tile_rebased(s, P.v[:, j0:j1], acc, r, floor)
 
 
-def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndarray) -> None:
+def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndarray, floor) -> None:
     """Move each row's reference r (N, bq) to max(tile max, r + log2 of its running sum), in
     place, rescaling acc so that every term and the running sum are <= 1; then
-    acc += 2^(s - r) @ [vj | 1]. ``s`` (N, bq, bk): scores in base 2, overwritten."""
+    acc += 2^(s - r) @ [vj | 1]. ``s`` (N, bq, bk): scores in base 2, overwritten. Weights
+    below e^floor become 0 (``floor``: from ``_weight_floor``; None: there are none)."""
     total = acc[..., -1]
     r_new = np.fmax(s.max(axis=-1), r + np.log2(total))  # (N, bq)
     r_new = np.where(np.isfinite(r_new), r_new, r)  # rows with nothing yet (or NaN) keep r
@@ -315,6 +349,8 @@ def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndar
     r[...] = r_new
     s -= r_new[..., None]
     s *= LN2  # base e from here: NumPy's exp is fast on -inf (masked scores), its exp2 is not
+    if floor is not None:  # below it, about -1e30 (an arithmetic mask: 5x faster than copyto)
+        s += (s < floor) * s.dtype.type(-1e30)
     np.exp(s, out=s)
     acc[..., :-1] += s @ vj  # (N, bq, bk) @ (N, bk, Ev)
     acc[..., -1] += s.sum(axis=-1)
@@ -390,6 +426,9 @@ def tiled_attention_backward(
     L_use = np.where(np.isneginf(L), np.inf, L)  # exp(s - inf) = 0 for rows that saw nothing
     Dsum = np.einsum("ntv,ntv->nt", dO, out_)  # rowsum(dO * O): (N, T)
     qs = P.q * dt.type(P.scale)
+    # scores lie within +-B, B = max |q| max |k| (Cauchy-Schwarz), and lse <= B + ln S
+    bound = (_max_norms(qs) * _max_norms(P.k)).max() if S and T else 0.0
+    floor = _weight_floor(P, 2 * bound + math.log(max(S, 1)))  # s - lse >= -2B - ln S
     kT = P.keys_transposed()  # (N, E, S)
     dk = np.zeros((N, S, E), dtype=dt)
     dv = np.zeros((N, S, Ev), dtype=dt)
@@ -411,6 +450,8 @@ def tiled_attention_backward(
                 i1 = min(i0 + b, T)
                 s = P.scores(qs[hs, i0:i1], kT[hs], i0, i1, j0, j1, buf)  # (n, bq, bk)
                 s -= L_use[hs, i0:i1, None]
+                if floor is not None:  # weights below e^floor: 0 (see _subnormal_floor)
+                    s += (s < floor) * dt.type(-1e30)
                 np.exp(s, out=s)  # P
                 dv[hs, j0:j1] += np.swapaxes(s, -1, -2) @ dO[hs, i0:i1]  # (n, bk, bq) @ (n, bq, Ev)
                 dp = dp_buf[:, : i1 - i0]  # (n, bq, bk)
