@@ -1,8 +1,9 @@
 """The ``attnlab`` command: registers one module per command and dispatches to it.
 
 Each module in ``attnlab.commands`` has ``add_parser(subparsers)`` and ``run(args) -> int``.
-A ``UserError`` (a mistake the user can fix) is printed as one line, exit 2; ``--debug`` shows
-its traceback. Anything else is a bug in attnlab and keeps its traceback. A closed pipe
+A ``UserError`` (a mistake the user can fix) is printed as one line, exit 2, as is an
+``OSError`` about a path (an output folder where a file stands, no permission); ``--debug``
+shows its traceback. Anything else is a bug in attnlab and keeps its traceback. A closed pipe
 (``attnlab lesson 1 | head``) ends quietly, as Unix tools do.
 """
 
@@ -75,3 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away: stop quietly, like head's writers do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:  # a path that cannot be made, read or written: the user's to mend
+        if args.debug or e.filename is None:
+            raise
+        print(f"attnlab {args.command}: error: {_path_error(e)}", file=sys.stderr)
+        return 2
+
+
+def _path_error(e: OSError) -> str:
+    """'cannot use PATH: REASON', naming the path that failed (and the other one of a rename).
+    Making a folder fails with FileExistsError where a file has that name."""
+    paths = " -> ".join(str(p) for p in (e.filename, e.filename2) if p is not None)
+    if isinstance(e, FileExistsError | NotADirectoryError):
+        return f"cannot use {paths}: a file stands where a folder is needed"
+    return f"cannot use {paths}: {e.strerror or e}"

@@ -462,6 +462,22 @@ def test_cli(capsys):
     assert main(["lesson", "1", "--solution"]) == 2
     assert "--solution goes with --exercise" in capsys.readouterr().err
     assert main(["lesson", "1", "--exercise", "9"]) == 2
+    capsys.readouterr()
+    assert main(["lesson", "1", "--section", "0"]) == 0  # the lesson numbers its setup 0
+    out = capsys.readouterr().out
+    assert "0. Setup" in out and "SEED = 0" in out and "1. " not in out
+    assert main(["lesson", "1", "--format", "py"]) == 2  # not silently ignored
+    assert "--format: only with --export DIR" in capsys.readouterr().err
+
+
+def test_an_output_path_that_cannot_be_a_folder_is_one_line_before_any_output(capsys, tmp_path):
+    (tmp_path / "afile").write_text("mine\n")
+    for flag in ("--export", "--plots"):
+        assert main(["lesson", "1", flag, str(tmp_path / "afile" / "sub")]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1, (flag, err)
+        assert "afile" in err and "a file stands where a folder is needed" in err
+    assert (tmp_path / "afile").read_text() == "mine\n"
 
 
 def test_notebook_cells_follow_the_lesson():

@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--seed", type=nonneg_int, default=0, help="seed for the random examples (default 0)"
     )
-    p.add_argument("--section", type=positive_int, metavar="K", help="run only step K")
+    p.add_argument("--section", type=nonneg_int, metavar="K", help="run only step K (0: the setup)")
     p.add_argument("--plots", metavar="DIR", help="also write the lesson's figures as PNG into DIR")
     p.add_argument(
         "--exercise",
@@ -48,7 +48,6 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="both",
         help="with --export: which files (default both)",
     )
     p.add_argument(
@@ -73,6 +72,12 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+_EXPORT_ONLY = (
+    ("--format", "format"), ("--force", "force"), ("--wheel", "wheel"),
+    ("--install-from", "install_from"),
+)  # fmt: skip
+
+
 def run(a) -> int:
     from .. import lessons
 
@@ -84,13 +89,14 @@ def run(a) -> int:
     except ValueError:
         raise UserError(f"expected a lesson number or 'list', got {a.target!r}") from None
     modes = (("--section", a.section), ("--exercise", a.exercise), ("--quiz", a.quiz))
-    chosen = [n for n, v in (*modes, ("--export", a.export)) if v]
+    chosen = [n for n, v in (*modes, ("--export", a.export)) if v not in (None, False)]
     if len(chosen) > 1:
         raise UserError(f"choose one of {', '.join(chosen)}")
     if a.solution and a.exercise is None:
         raise UserError("--solution goes with --exercise K")
-    if (a.wheel or a.install_from) and a.export is None:
-        raise UserError("--wheel and --install-from go with --export DIR")
+    export_only = [n for n, v in _EXPORT_ONLY if getattr(a, v)]
+    if export_only and a.export is None:
+        raise UserError(f"{', '.join(export_only)}: only with --export DIR")
     overrides = {"BUDGET": a.budget} if a.budget is not None else None
     if a.quiz:
         lessons.run_quiz(number, a.lang)
@@ -99,7 +105,7 @@ def run(a) -> int:
             number,
             a.export,
             a.lang,
-            a.format,
+            a.format or "both",
             a.seed,
             a.force,
             overrides,

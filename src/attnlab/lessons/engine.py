@@ -31,8 +31,8 @@ WORDS = {
         "复习题：attnlab lesson {n} --quiz",
     ),
     "your_turn": Text(
-        "Your turn: edit this code. 'attnlab lesson {n} --export DIR' writes the lesson as a\n"
-        "script and a notebook with this cell and its check; '--exercise {k} --solution' shows\n"
+        "Your turn: edit this code.\n'attnlab lesson {n} --export DIR' writes the lesson as a "
+        "script and a notebook with this cell and its check; '--exercise {k} --solution' shows "
         "the worked answer. What the check says about the starting code:",
         "あなたの番です。このコードを書き換えてください。\n"
         "'attnlab lesson {n} --export DIR' で、このセルとそのチェックを含む\n"
@@ -105,6 +105,8 @@ def _check_args(number: int, lang: str, seed: int, plots) -> None:
     check_lang(lang)
     if plots is not None and Path(plots).exists() and not Path(plots).is_dir():
         raise UserError(f"--plots {plots}: a file, expected a folder for the figures")
+    if plots is not None:  # made now, so that a path that cannot be a folder fails first
+        Path(plots).mkdir(parents=True, exist_ok=True)
     if seed < 0:
         raise UserError(f"--seed must be >= 0, got {seed}")
 
@@ -149,17 +151,19 @@ def run(
     con = render.console(out or sys.stdout)
     s, steps = session(number, lang, seed, overrides), runner.steps(number)
     words = source.prose(number, lang)
-    if section is not None and not 1 <= section <= len(steps):
-        raise UserError(f"lesson {number} has sections 1..{len(steps)}, got {section}")
+    if section is not None and not 0 <= section <= len(steps):
+        raise UserError(f"lesson {number} has sections 0..{len(steps)}, got {section}")
+    setup, setup_heading = source.cells(number)[0], f"0. {WORDS['setup'](lang)}"
     with plotting(plots):
+        if section == 0:
+            return {0: _show_step(s, setup, setup_heading, con)}
         if section is not None:
             s.steps(upto=section - 1)
             heading = f"{section}. {words.titles[steps[section - 1].id]}"
             return {section: _show_step(s, steps[section - 1], heading, con)}
         render.panel(con, title(number, lang))
         render.prose(con, words.intro)
-        setup = source.cells(number)[0]
-        _show_step(s, setup, f"0. {WORDS['setup'](lang)}", con)
+        _show_step(s, setup, setup_heading, con)
         results = {
             k: _show_step(s, cell, f"{k}. {words.titles[cell.id]}", con)
             for k, cell in enumerate(steps, 1)
