@@ -1,7 +1,8 @@
+import argparse
 import subprocess
 import sys
 
-from attnlab.cli import main
+from attnlab.cli import build_parser, main
 
 
 def test_help_lists_commands(capsys):
@@ -54,6 +55,27 @@ def test_help_shows_each_flags_default(capsys):
     assert "(default: None)" not in out and "(default: False)" not in out
 
 
+def _flags(parser, path=("attnlab",)):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _flags(sub, (*path, name))
+        elif action.option_strings and action.help != argparse.SUPPRESS:
+            yield " ".join(path), action
+
+
+def test_every_flag_of_every_command_says_what_it_does(capsys):
+    # argparse prints no line, so no default either, for a flag without help text
+    bare = [
+        f"{command} {action.option_strings[0]}"
+        for command, action in _flags(build_parser())
+        if not action.help
+    ]
+    assert bare == []
+    assert main(["sample", "--help"]) == 0
+    assert "(default: 500)" in " ".join(capsys.readouterr().out.split())
+
+
 def test_import_is_light_and_ref_never_imports_torch():
     code = (
         "import sys, attnlab, attnlab.ref; "
@@ -82,3 +104,12 @@ def test_grading_a_file_never_imports_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split()[-2:] == ["0", "False"], out.stderr[-2000:]
+
+
+def test_a_path_that_cannot_be_written_is_one_line_and_exit_2(capsys, tmp_path):
+    (tmp_path / "afile").write_text("mine\n")
+    bad = str(tmp_path / "afile" / "page.html")
+    assert main(["explore", "--playground", "-o", bad]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "afile" in err and "folder is needed" in err
+    assert (tmp_path / "afile").read_text() == "mine\n"

@@ -31,9 +31,9 @@ def add_parser(sub) -> None:
         default=("naive", "tiled", "torch"),
         help="comma-separated (default naive,tiled,torch)",
     )
-    p.add_argument("--heads", type=positive_int, default=8)
+    p.add_argument("--heads", type=positive_int, default=8, help="attention heads")
     p.add_argument("--dim", type=positive_int, default=64, help="head width d (default 64)")
-    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32", help="floats")
     p.add_argument(
         "--causal",
         action="store_true",

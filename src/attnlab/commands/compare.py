@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
         default=60.0,
         help="training time per model (default 60)",
     )
-    p.add_argument("--seed", type=nonneg_int, default=0)
+    p.add_argument("--seed", type=nonneg_int, default=0, help="random seed of every model")
     p.set_defaults(run=run)
 
 

@@ -18,12 +18,16 @@ def add_parser(sub) -> None:
     )
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--prompt", help="text to continue (default: a newline)")
-    p.add_argument("--max-new-tokens", type=positive_int, default=500)
+    p.add_argument("--max-new-tokens", type=positive_int, default=500, help="tokens to write")
     p.add_argument("--temperature", type=nonneg_float, default=0.8, help="0 = greedy (default 0.8)")
-    p.add_argument("--top-k", type=positive_int, help="sample among the K likeliest tokens")
-    p.add_argument("--top-p", type=probability, help="nucleus sampling: keep this much mass")
-    p.add_argument("--seed", type=nonneg_int, default=0)
-    p.add_argument("--device", choices=DEVICES, default="cpu")
+    p.add_argument(
+        "--top-k", type=positive_int, help="sample among the K likeliest tokens (default: all)"
+    )
+    p.add_argument(
+        "--top-p", type=probability, help="nucleus sampling: keep this much mass (default: all)"
+    )
+    p.add_argument("--seed", type=nonneg_int, default=0, help="random seed")
+    p.add_argument("--device", choices=DEVICES, default="cpu", help="where the model runs")
     p.add_argument(
         "--no-cache",
         action="store_true",

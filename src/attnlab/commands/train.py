@@ -63,6 +63,12 @@ def _common(p, default_out: str, default: Callable[[str], str]) -> None:
     p.add_argument("--device", choices=DEVICES, help="default auto (cuda if torch sees one)")
 
 
+def _model(what: str, field: str) -> str:
+    """Help for a model flag: what it sets and its default (the preset's, tiny's named)."""
+    tiny = POSITIONS[0] if field == "pos" else PRESETS["tiny"]["model"][field]  # GPTConfig's
+    return f"{what} (default: the preset's; tiny: {tiny})"
+
+
 def _add_gpt(tsub) -> None:
     g = tsub.add_parser(
         "gpt",
@@ -84,12 +90,12 @@ def _add_gpt(tsub) -> None:
         + ")",
     )
     _common(g, "runs/gpt", lambda k: f"the preset's; tiny: {PRESETS['tiny']['train'][k]:g}")
-    g.add_argument("--block-size", type=positive_int)
-    g.add_argument("--n-layer", type=positive_int)
-    g.add_argument("--n-head", type=positive_int)
-    g.add_argument("--n-embd", type=positive_int)
-    g.add_argument("--dropout", type=bounded_float(0, 0.99))
-    g.add_argument("--pos", choices=POSITIONS)
+    g.add_argument("--block-size", type=positive_int, help=_model("context length", "block_size"))
+    g.add_argument("--n-layer", type=positive_int, help=_model("transformer blocks", "n_layer"))
+    g.add_argument("--n-head", type=positive_int, help=_model("attention heads", "n_head"))
+    g.add_argument("--n-embd", type=positive_int, help=_model("embedding width", "n_embd"))
+    g.add_argument("--dropout", type=bounded_float(0, 0.99), help=_model("dropout", "dropout"))
+    g.add_argument("--pos", choices=POSITIONS, help=_model("positions", "pos"))
     g.add_argument(
         "--context-parallel",
         type=positive_int,

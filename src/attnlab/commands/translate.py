@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--plot", metavar="FILE.png")
+    p.add_argument("--plot", metavar="FILE.png", help="also write the alignment as a PNG")
     p.set_defaults(run=run)
 
 

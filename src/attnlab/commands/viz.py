@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
     vsub = p.add_subparsers(dest="viz_kind", metavar="MODEL", required=True)
     v = vsub.add_parser("gpt", help="a GPT run's attention on some text")
     v.add_argument("run_dir", metavar="RUN_DIR")
-    v.add_argument("--text", required=True)
+    v.add_argument("--text", required=True, help="the text whose attention is drawn")
     v.add_argument("--layer", type=nonneg_int, help="only this layer (default: all)")
     v.add_argument("--head", type=nonneg_int, help="only this head (default: all)")
     v.add_argument("--out", metavar="FILE.png", help="default RUN_DIR/attention.png")
