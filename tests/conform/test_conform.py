@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -220,6 +221,27 @@ def test_wrong_shape_dtype_and_type_fail_with_a_sentence():
     for fn, word in cases.items():
         row = check_attention(fn, features=["basic"])["basic"]
         assert row.status == "fail" and word in row.failure.message, row
+
+    def returns_none(q, k, v, **kw):
+        return None
+
+    report = check_attention(returns_none, features=["basic", "gradients"])
+    for row in report.features:  # gradients too: what came, not "no gradient reached"
+        assert row.status == "fail" and "returned NoneType, expected a torch.Tensor" in (
+            row.failure.message
+        ), row
+
+
+def test_a_numpy_function_checked_as_torch_is_pointed_to_api_numpy():
+    def numpy_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
+        w = np.exp(s - s.max(-1, keepdims=True))
+        return (w / w.sum(-1, keepdims=True)) @ v
+
+    report = check_attention(numpy_attention, features=["basic", "causal"])
+    assert "add --api numpy" in report.summary()
+    assert re.search(r"\nbasic +unsupported +- +- +2 ", str(report))  # no numbers: none judged
+    assert check_attention(numpy_attention, api="numpy", features=["basic"]).passed
 
 
 def test_report_text_json_and_html():

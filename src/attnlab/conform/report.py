@@ -87,22 +87,27 @@ class Report:
         text = f"{c[PASS]} passed, {c[FAIL]} failed, {c[UNSUPPORTED]} unsupported"
         if not c[PASS] and not c[FAIL]:
             text += " (nothing was checked: is the signature torch's SDPA signature?)"
+        if not c[PASS] and self.api == "torch" and self._tripped_on_tensors():
+            text += f"\nif {self.target} takes NumPy arrays, not torch tensors, add --api numpy"
         return text
+
+    def _tripped_on_tensors(self) -> bool:
+        """Some case was refused or failed with an error about torch's types (a NumPy function
+        given tensors: "unsupported operand type(s) for -: 'Tensor' and ...")."""
+        said = [f.note + (f.failure.message if f.failure else "") for f in self.features]
+        return any("Tensor" in s or "torch" in s for s in said)
 
     def __str__(self) -> str:
         head = (
             f"attnlab conform {self.target} (api {self.api}, device {self.device}, "
             f"seed {self.seed}, torch {self.torch})"
         )
-        rows = [
-            [f.id, f.status, _num(f.error), _num(f.budget), str(f.cases), f.title]
-            for f in self.features
-        ]
+        rows = [[f.id, f.status, *_numbers(f), f.title] for f in self.features]
         table = text_table(["feature", "status", "worst error", "budget", "cases", "what"], rows)
         lines = [head, "", table, ""]
         for f in self.features:
-            if f.failure is not None:
-                lines.append(f"FAIL {f.id}: {f.failure.message}")
+            if f.failure is not None:  # its smallest failing case, not the table's worst one
+                lines.append(f"FAIL {f.id}, on its smallest failing case: {f.failure.message}")
                 lines.append(f"  smallest failing case: {f.failure.case}")
                 if f.failure.where:
                     lines.append(f"  differs at: {f.failure.where}")
@@ -124,11 +129,11 @@ class Report:
             if f.failure is not None:
                 detail = f"{f.failure.message}; smallest failing case: {f.failure.case}"
                 detail += f"; differs at: {f.failure.where}" if f.failure.where else ""
+            numbers = "".join(f"<td>{e(x)}</td>" for x in _numbers(f)[:2])
             rows.append(
                 f"<tr><td>{e(f.id)}</td>"
                 f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.status)}</td>'
-                f"<td>{e(_num(f.error))}</td><td>{e(_num(f.budget))}</td>"
-                f"<td>{e(f.title)}</td><td>{e(detail)}</td></tr>"
+                f"{numbers}<td>{e(f.title)}</td><td>{e(detail)}</td></tr>"
             )
         return (
             head + "<table><thead><tr><th>feature</th><th>status</th><th>worst error</th>"
@@ -144,3 +149,10 @@ def _num(x: float) -> str:
     if math.isinf(x):
         return "inf"
     return f"{x:.2e}" if x else "0"
+
+
+def _numbers(f: FeatureResult) -> list[str]:
+    """The row's worst error, budget and case count ('-' where nothing was judged)."""
+    if f.status == UNSUPPORTED:
+        return ["-", "-", str(f.cases) if f.cases else "-"]
+    return [_num(f.error), _num(f.budget), str(f.cases)]
