@@ -282,7 +282,7 @@ def test_without_sphinx_the_command_says_how_to_install_it(monkeypatch, tmp_path
     )
     assert main(["book", str(tmp_path / "site"), "--lessons", "1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "pip install 'attnlab[book]'" in err
+    assert len(err.splitlines()) == 1 and "pip install -e '.[book]'" in err
     assert not (tmp_path / "site").exists()
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from attnlab import __version__
 from attnlab.cli import main
 from attnlab.grade import grade_file
 from attnlab.grade.report import gradescope
@@ -49,6 +50,11 @@ def test_the_autograder_folder_grades_a_submission_into_results_json(tmp_path):
     assert main(["exercise", "autograder", "self_attention", "-o", str(out)]) == 0
     for name in ("setup.sh", "run_autograder"):
         assert os.access(out / name, os.X_OK)
+    # attnlab is not on PyPI: setup.sh installs the wheel written beside it, nothing else
+    assert [w.name for w in out.glob("attnlab-*.whl")] == [
+        f"attnlab-{__version__}-py3-none-any.whl"
+    ]
+    assert "attnlab==" not in (out / "setup.sh").read_text()
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     shutil.copy(CORPUS / "self_attention__mask_orientation__triu.py", root / "submission" / "hw.py")

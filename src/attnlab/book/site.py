@@ -56,7 +56,7 @@ MARK = ".attnlab-book"
 FONTS = "_fonts"  # one copy of the CJK font for the whole site (attnlab-book.css reads it)
 DISTS = ("sphinx", "myst-nb", "sphinx-book-theme", "pydata-sphinx-theme")
 NEEDS = ("sphinx", "myst_nb", "sphinx_book_theme")
-INSTALL = "pip install 'attnlab[book]'"
+INSTALL = "pip install -e '.[book]' in attnlab's source folder"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
         "Each lesson runs once per language, one per CPU core at a time (all seven lessons in "
         "three languages: about 5 minutes on 2 cores); executed notebooks are cached, so a "
         "rebuild with nothing changed executes nothing. "
-        "Needs the book extra: pip install 'attnlab[book]'.",
+        "Needs the book extra: pip install -e '.[book]' in attnlab's source folder.",
         epilog="examples: attnlab book build/book | attnlab book site --lang ja --lessons 1,2",
     )
     p.add_argument("out", metavar="OUT_DIR", help="the folder to write the site into")

@@ -24,6 +24,11 @@ def add_parser(sub) -> None:
     p.add_argument(
         "-o", "--output", "--out", dest="out", metavar="DIR", help="autograder: the folder to write"
     )
+    p.add_argument(
+        "--no-wheel",
+        action="store_true",
+        help="autograder: leave out attnlab's wheel (you will put one beside setup.sh yourself)",
+    )
     add_lang(p, "summaries and starter")
     p.set_defaults(run=run)
 
@@ -46,7 +51,7 @@ def run(a) -> int:
 
         if a.out is None:
             raise UserError("exercise autograder needs -o DIR, the folder to write")
-        for path in write_autograder(a.name, a.out, a.lang):
+        for path in write_autograder(a.name, a.out, a.lang, wheel=not a.no_wheel):
             print(f"wrote {path}")
         print("zip the files of that folder and upload it as the Gradescope autograder")
         return 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import UserError
 from ..files import atomic_write_text
+from ..wheel import build_wheel
 from .exercises import EXERCISES
 
 SETUP = """#!/usr/bin/env bash
@@ -24,12 +25,14 @@ apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip bubblewrap
 python3 -m venv /autograder/venv
 /autograder/venv/bin/pip install --quiet --upgrade pip
-# a wheel of attnlab placed beside this script wins; otherwise the released version
-if ls /autograder/source/attnlab-*.whl >/dev/null 2>&1; then
-    /autograder/venv/bin/pip install --quiet /autograder/source/attnlab-*.whl
-else
-    /autograder/venv/bin/pip install --quiet "attnlab=={version}"
+# attnlab is not on PyPI: its wheel comes in the zip, beside this script
+if ! ls /autograder/source/attnlab-*.whl >/dev/null 2>&1; then
+    echo "setup.sh: no attnlab-*.whl beside setup.sh; write the folder again with" \
+        "'attnlab exercise autograder NAME -o DIR' from attnlab's source checkout," \
+        "or copy in the wheel attnlab was installed from" >&2
+    exit 1
 fi
+/autograder/venv/bin/pip install --quiet /autograder/source/attnlab-*.whl
 """
 
 RUN = """#!/usr/bin/env bash
@@ -55,14 +58,17 @@ README = """Gradescope autograder for the attnlab exercise '{exercise}'.
 
 Zip the files of this folder (not the folder itself) and upload the zip as the assignment's
 autograder. Students submit one .py or .ipynb defining {signature}.
-To pin a build of attnlab, put its wheel (pip wheel --no-deps attnlab) beside setup.sh.
+setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI).
 Try it locally: AUTOGRADER=some/folder ATTNLAB=attnlab ./run_autograder, with the student's file
 in some/folder/submission; the results land in some/folder/results/results.json.
 """
 
 
-def write_autograder(exercise: str, out: str | Path, lang: str = "en") -> list[Path]:
-    """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``."""
+def write_autograder(
+    exercise: str, out: str | Path, lang: str = "en", wheel: bool = True
+) -> list[Path]:
+    """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
+    ``wheel``) attnlab's wheel, which setup.sh installs."""
     if exercise not in EXERCISES:
         raise UserError(f"unknown exercise {exercise!r}; choose one of {', '.join(EXERCISES)}")
     out = Path(out)
@@ -80,4 +86,6 @@ def write_autograder(exercise: str, out: str | Path, lang: str = "en") -> list[P
         if name != "README.txt":
             path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         written.append(path)
+    if wheel:
+        written.append(build_wheel(out))
     return written

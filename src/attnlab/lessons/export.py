@@ -20,8 +20,6 @@ From Python (the web book builds on it)::
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +28,7 @@ from .. import __version__
 from ..errors import UserError
 from ..files import atomic_write_text
 from ..i18n import Text
+from ..wheel import build_wheel
 from . import engine, render, runner, source
 
 if TYPE_CHECKING:
@@ -264,24 +263,6 @@ def _node(nb: nbformat.NotebookNode | list[NotebookCell]) -> nbformat.NotebookNo
     return to_notebook(nb) if isinstance(nb, list) else nb
 
 
-def build_wheel(folder: Path) -> Path:
-    """attnlab's wheel, built from the source checkout this attnlab runs from, into ``folder``
-    (no network: ``pip wheel --no-deps --no-build-isolation --no-index``)."""
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "pyproject.toml").is_file():
-        raise UserError(
-            "--wheel builds attnlab's wheel from its source checkout, and this attnlab was "
-            "installed without one; use --install-from URL (or pip wheel the source yourself)"
-        )
-    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    cmd = [*pip, "--no-index", "-q", "-w", str(folder), str(root)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    wheel = folder / f"attnlab-{__version__}-py3-none-any.whl"
-    if done.returncode != 0 or not wheel.is_file():
-        raise UserError(f"could not build attnlab's wheel: {done.stderr.strip()[-500:]}")
-    return wheel
-
-
 def export(
     number: int,
     folder: str | Path,
@@ -317,5 +298,5 @@ def export(
     return [*written, build_wheel(folder)] if wheel else written
 
 
-__all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "build_wheel", "export", "install_code"]
+__all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "export", "install_code"]
 __all__ += ["notebook", "notebook_cell", "to_ipynb", "to_notebook", "to_py", "worked_answer"]
