@@ -122,3 +122,21 @@ def test_viz_gpt_passes_the_chosen_layer_to_the_titles(monkeypatch, tmp_path):
     monkeypatch.setattr(viz, "head_grid", spy)
     assert main(["viz", "gpt", str(run), "--text", "abc", "--layer", "1"]) == 0
     assert seen["layers"] == [1] and seen["heads"] == [0, 1] and seen["shape"][:2] == (1, 2)
+
+
+def test_compare_weights_draws_yours_and_the_expected_on_one_colour_scale():
+    from attnlab.viz import compare_weights
+
+    got = np.array([[0.8, 0.2], [0.5, 0.5]])  # its largest weight is above the expected's
+    expected = np.array([[0.7, 0.3], [0.4, 0.6]])
+    fig = compare_weights(got, expected)
+    yours, theirs = (ax.images[0].get_clim() for ax in fig.axes[:2])
+    assert yours == theirs == (0.0, 0.8)  # the same colour means the same weight
+
+
+def test_a_plot_flag_wants_a_png_name(capsys):
+    from attnlab.cli import main
+
+    assert main(["grade", "hw.py", "--plot", "w.txt"]) == 2
+    err = capsys.readouterr().err
+    assert "expected a file name ending in .png, got 'w.txt'" in err and len(err.splitlines()) == 1

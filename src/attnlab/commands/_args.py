@@ -94,6 +94,13 @@ def bounded_int(low: int, high: int):
     return _number(int, lambda x: low <= x <= high, f"an integer in [{low}, {high}]")
 
 
+def png_path(text: str) -> str:
+    """A file name for a PNG image: it must end in .png (the file is PNG whatever its name)."""
+    if not text.lower().endswith(".png"):
+        raise argparse.ArgumentTypeError(f"expected a file name ending in .png, got {text!r}")
+    return text
+
+
 def int_list(text: str) -> tuple[int, ...]:
     """Comma-separated positive integers."""
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..bench.methods import METHODS
-from ._args import bounded_int, int_list, name_list, positive_int, progress_wanted
+from ._args import bounded_int, int_list, name_list, png_path, positive_int, progress_wanted
 
 NAME = "bench"
 
@@ -45,7 +45,9 @@ def add_parser(sub) -> None:
         default=3,
         help="timed runs per measurement; the median is shown",
     )
-    p.add_argument("--plot", metavar="FILE", help="write a log-log plot of time vs T (PNG)")
+    p.add_argument(
+        "--plot", type=png_path, metavar="FILE.png", help="write a log-log plot of time vs T (PNG)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument(
         "--ring",

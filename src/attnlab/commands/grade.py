@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import add_lang, bounded_float, bounded_int, nonneg_int, positive_int
+from ._args import add_lang, bounded_float, bounded_int, nonneg_int, png_path, positive_int
 
 NAME = "grade"
 FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html")
@@ -87,6 +87,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--plot",
+        type=png_path,
         metavar="FILE.png",
         help="one file: draw your weights beside the expected ones for the smallest failing "
         "case, wrong cells outlined",

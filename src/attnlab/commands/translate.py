@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._args import png_path
+
 NAME = "translate"
 
 
@@ -16,7 +18,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--plot", metavar="FILE.png", help="also write the alignment as a PNG")
+    p.add_argument(
+        "--plot", type=png_path, metavar="FILE.png", help="also write the alignment as a PNG"
+    )
     p.set_defaults(run=run)
 
 

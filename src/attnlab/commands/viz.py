@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import nonneg_int
+from ._args import nonneg_int, png_path
 
 NAME = "viz"
 
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     v.add_argument("--text", required=True, help="the text whose attention is drawn")
     v.add_argument("--layer", type=nonneg_int, help="only this layer (default: all)")
     v.add_argument("--head", type=nonneg_int, help="only this head (default: all)")
-    v.add_argument("--out", metavar="FILE.png", help="default RUN_DIR/attention.png")
+    v.add_argument("--out", type=png_path, metavar="FILE.png", help="default RUN_DIR/attention.png")
     v.set_defaults(run=run)
 
 

@@ -155,19 +155,25 @@ def save(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
 
 
 def compare_weights(got, expected, title: str = "") -> Figure:
-    """A learner's weights beside the expected ones and their difference; cells off by more
-    than 1e-4 are outlined in red on all three panels. NaN (None) cells show as gaps."""
+    """A learner's weights beside the expected ones (on one colour scale) and their difference;
+    cells off by more than 1e-4 are outlined in red on all three panels. NaN (None) cells show
+    as gaps."""
     g = np.atleast_2d(np.asarray(got, dtype=float))  # None -> nan
     e = np.atleast_2d(np.asarray(expected, dtype=float))
     diff = np.abs(np.nan_to_num(g, nan=np.inf) - e)
     wrong = ~(diff <= 1e-4 + 1e-4 * np.abs(e))
     fig = Figure(figsize=(min(13.0, 3 * 0.5 * e.shape[1] + 4), min(8.0, 0.5 * e.shape[0] + 2)))
     axes = fig.subplots(1, 3)
-    panels = (("yours", g, "viridis"), ("expected", e, "viridis"), ("|difference|", diff, "Reds"))
-    for ax, (name, a, cmap) in zip(axes, panels, strict=True):
-        heatmap(
-            np.where(np.isfinite(a), a, np.nan), title=name, ax=ax, cmap=cmap, annotate=a.size <= 64
-        )
+    both = np.concatenate([g[np.isfinite(g)], e[np.isfinite(e)]])
+    lo, hi = (min(0.0, both.min()), both.max()) if both.size else (0.0, 1.0)  # one colour scale
+    panels = (
+        ("yours", g, "viridis", lo, hi),
+        ("expected", e, "viridis", lo, hi),
+        ("|difference|", diff, "Reds", 0.0, None),
+    )
+    for ax, (name, a, cmap, vmin, vmax) in zip(axes, panels, strict=True):
+        finite = np.where(np.isfinite(a), a, np.nan)
+        heatmap(finite, title=name, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annotate=a.size <= 64)
         for t, s_ in np.argwhere(wrong):
             ax.add_patch(Rectangle((s_ - 0.5, t - 0.5), 1, 1, fill=False, ec="red", lw=2))
     if title:
