@@ -32,6 +32,24 @@ def test_a_typo_in_a_name_suggests_the_name(capsys):
     assert main(["xyzzy"]) == 2  # nothing close: the list of commands instead
     err = capsys.readouterr().err
     assert "did you mean" not in err and "lesson" in err and "explore" in err
+    for argv, hint in (
+        (["lesson", "lst"], "did you mean 'list'?"),
+        (["bench", "--methods", "naive,tild"], "unknown name 'tild'; did you mean 'tiled'?"),
+        (["conform", "x.py:f", "--features", "causl"], "did you mean 'causal'?"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert hint in err and len(err.splitlines()) == 1, err
+
+
+def test_a_module_name_that_is_a_file_here_is_pointed_to_its_file_form(
+    capsys, tmp_path, monkeypatch
+):
+    (tmp_path / "myattn.py").write_text("def attn(q, k, v, **kw):\n    return q\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".")])  # as attnlab's
+    assert main(["conform", "myattn:attn", "--features", "basic"]) == 2
+    assert "(a file here: myattn.py:attn)" in capsys.readouterr().err
 
 
 def test_an_unknown_flag_points_to_the_commands_own_help(capsys):

@@ -121,6 +121,9 @@ def name_list(choices: Iterable[str]):
     def parse(text: str) -> tuple[str, ...]:
         names = tuple(n.strip() for n in text.split(",") if n.strip())
         bad = [n for n in names if n not in allowed]
+        close = difflib.get_close_matches(bad[0], allowed, n=1, cutoff=0.6) if bad else []
+        if close:
+            raise argparse.ArgumentTypeError(f"unknown name {bad[0]!r}; did you mean {close[0]!r}?")
         if not names or bad:
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated names from {', '.join(allowed)}, got {text!r}"

@@ -54,14 +54,15 @@ def add_parser(sub) -> None:
 
 def run(a) -> int:
     from ..conform import check_attention, load_target
-    from ..conform.run import check_device
+    from ..conform.run import check_device, feature_ids
     from ..files import atomic_write_text
 
-    check_device(a.device, a.api)  # before loading: a missing GPU is one line, not a run
-    fn = load_target(a.target)
     features = (
         None if a.features is None else [f.strip() for f in a.features.split(",") if f.strip()]
     )
+    feature_ids(features)  # before loading: a misspelt feature is one line, not a run
+    check_device(a.device, a.api)  # and so is a missing GPU
+    fn = load_target(a.target)
     report = check_attention(
         fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
     )

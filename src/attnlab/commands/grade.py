@@ -1,4 +1,4 @@
-"""``attnlab grade``: grade a learner's NumPy attention against PyTorch and name the mistake."""
+"""``attnlab grade``: grade a learner's NumPy attention against the reference, name the mistake."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser(
         NAME,
-        help="grade a NumPy attention exercise against PyTorch and name the mistake",
+        help="grade a NumPy attention exercise against the reference and name the mistake",
         description="Grade FILE (.py or .ipynb) or every file in DIR. Each submission runs in a "
         "bubblewrap sandbox (no network, no other files, only the standard library and NumPy, an "
         "unprivileged user, a timeout and resource limits); its results are compared here with "
-        "PyTorch on fixed and random cases, and known mistakes are named with a hint. Without "
+        "attnlab's float64 reference (which agrees with PyTorch to 1e-10) on fixed and random "
+        "cases, and known mistakes are named with a hint. Without "
         "bwrap a single file is graded with process isolation only (the report says so) and a "
         "folder is refused unless --no-sandbox is given. Exit 0 if every check passes, 1 if any "
         "fails, 2 on usage errors and internal grader errors.",

@@ -8,6 +8,7 @@ or NumPy arrays (``api="numpy"``). A case the function refuses with ``TypeError`
 
 from __future__ import annotations
 
+import difflib
 import warnings
 import zlib
 from collections.abc import Callable, Iterable
@@ -206,10 +207,7 @@ def check_attention(
     ``str()``, ``.to_json()``, ``_repr_html_``). ``features`` picks feature ids (default all)."""
     if api not in APIS:
         raise UserError(f"api must be one of {', '.join(APIS)}, got {api!r}")
-    ids = list(FEATURES) if features is None else list(features)
-    unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
-    if unknown:
-        raise UserError(f"unknown feature {unknown[0]!r}; expected one of {', '.join(FEATURES)}")
+    ids = feature_ids(features)
     check_device(device, api)
     name = target or getattr(fn, "__qualname__", None) or repr(fn)
     mod = getattr(fn, "__module__", None)
@@ -220,6 +218,17 @@ def check_attention(
         for fid in ids:
             report.features.append(run_feature(fn, FEATURES[fid], api, device, seed))
     return report
+
+
+def feature_ids(features: Iterable[str] | None) -> list[str]:
+    """The feature ids asked for (all for None); ``UserError`` naming the first unknown one."""
+    ids = list(FEATURES) if features is None else list(features)
+    unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], FEATURES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(FEATURES)}"
+        raise UserError(f"unknown feature {unknown[0]!r}; {hint}")
+    return ids
 
 
 def check_device(device: str, api: str) -> None:

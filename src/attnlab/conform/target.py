@@ -50,7 +50,12 @@ def load_target(target: str) -> Callable:
         if isinstance(e, KeyboardInterrupt):
             raise
         first = str(e).splitlines()[0] if str(e) else ""
-        raise UserError(f"cannot load target {target!r}: {type(e).__name__}: {first}") from None
+        hint = ""
+        if isinstance(e, ModuleNotFoundError) and e.name == where and Path(f"{where}.py").is_file():
+            hint = f" (a file here: {where}.py:{attr})"
+        raise UserError(
+            f"cannot load target {target!r}: {type(e).__name__}: {first}{hint}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UserError(f"cannot load target {target!r}: {where} has no attribute {part!r}")
