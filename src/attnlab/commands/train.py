@@ -237,6 +237,8 @@ def _seq2seq_plan(model: dict, train: dict, out: str) -> str:
 
     iters = train.get("max_iters", DEFAULT_TRAIN["max_iters"])
     line = f"training {iters} iterations into {out}"
+    if "max_seconds" in train:  # the clock may stop it first
+        line = f"training up to {iters} iterations or {train['max_seconds']:g} s into {out}"
     default_shape = not model and train.get("batch_size", DEFAULT_TRAIN["batch_size"]) == 64
     if default_shape and train.get("device", "auto") != "cuda":
         minutes = DEFAULT_MINUTES * iters / DEFAULT_TRAIN["max_iters"]
