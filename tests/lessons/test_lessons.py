@@ -547,6 +547,12 @@ def test_wide_text_wraps_between_characters_not_only_at_spaces():
         rows = render.wrap_wide(formula, width).split("\\\n")
         assert not any(r.lstrip().startswith(("+ ", "- ", "。")) for r in rows[1:]), (width, rows)
         assert "".join(rows).replace(" ", "") == formula.replace(" ", "")
+    # two marks in a row that cannot start a line ("）、"): neither starts one, at any width
+    closing = "キーなら (B, 1, 1, S)（パディング）、系列ごとなら (B, 1, T, S)（表）。" * 2
+    for width in range(16, 60):
+        rows = render.wrap_wide(closing, width).split("\\\n")
+        assert not any(r[0] in render.NO_BREAK_BEFORE for r in rows[1:]), (width, rows)
+        assert all(display_width(r) <= width for r in rows), (width, rows)
 
 
 def test_exported_markdown_has_no_break_a_browser_would_show_as_a_space():

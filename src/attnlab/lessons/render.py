@@ -159,8 +159,8 @@ def _break(text: str, width: int) -> list[str]:
     rows, row = [], []  # row: its tokens
     for token in _TOKEN.findall(text):
         if row and _width("".join(row) + token.rstrip()) > width:
-            if len(row) > 1 and _cannot_break(row[-1], token):  # the last token goes along
-                token = row.pop() + token
+            while len(row) > 1 and _cannot_break(row[-1], token):  # the last token goes along
+                token = row.pop() + token  # (again while it cannot start a line: "）、")
                 if token[0].isspace() and len(row) > 1:
                     token = row.pop() + token
             rows.append("".join(row).rstrip())
