@@ -81,9 +81,9 @@ def _train_worker(rank: int, port: int, run_dir: str) -> None:
 
     os.environ.update(WORLD_SIZE="2", RANK=str(rank), LOCAL_RANK=str(rank))
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    import torch.distributed as dist
 
     from attnlab.train.lm import LMRunConfig, train_lm
+    from attnlab.train.trainer import leave_distributed
 
     cfg = LMRunConfig(
         out=run_dir,
@@ -99,8 +99,8 @@ def _train_worker(rank: int, port: int, run_dir: str) -> None:
     )
     result = train_lm(cfg)
     torch.save(result.model.state_dict(), f"{run_dir}/../cp_rank{rank}.pt")
-    dist.barrier()
-    dist.destroy_process_group()
+    del result  # a DDP reducer freed after its group is gone could wait forever for a peer
+    leave_distributed()
 
 
 def test_train_gpt_with_context_parallel_keeps_ranks_identical(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 from attnlab.models import GPT, GPTConfig
+from attnlab.train.trainer import leave_distributed
 from helpers import TINY_CORPUS, TINY_GPT, free_port, run_ranks, token_batch, write_corpus
 
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=16)
@@ -30,13 +31,12 @@ def _ddp_worker(rank: int, port: int, out: str) -> None:
     model(x[half], y[half])[1].backward()
     if rank == 0:
         torch.save({n: p.grad for n, p in model.module.named_parameters()}, out)
-    dist.barrier()  # neither rank tears gloo down while the other may still use it
-    dist.destroy_process_group()
+    del model  # its reducer, freed after the group is gone, could wait forever for a peer
+    leave_distributed()
 
 
 def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
     _torchrun_env(rank, port)
-    import torch.distributed as dist
 
     from attnlab.train.lm import LMRunConfig, train_lm
 
@@ -50,8 +50,8 @@ def _trainer_worker(rank: int, port: int, run_dir: str) -> None:
     # each rank saves the weights it ends with; the test compares them
     weights = {n: p.detach().clone() for n, p in result.model.state_dict().items()}
     torch.save(weights, f"{run_dir}/../rank{rank}.pt")
-    dist.barrier()
-    dist.destroy_process_group()
+    del result
+    leave_distributed()
 
 
 def _torchrun_env(rank: int, port: int) -> None:
@@ -66,7 +66,6 @@ def _torchrun_env(rank: int, port: int) -> None:
 
 def _budget_worker(rank: int, port: int, out: str) -> None:
     _torchrun_env(rank, port)
-    import torch.distributed as dist
 
     from attnlab.data import CharTokenizer, TokenData
     from attnlab.train import LMTask, TrainConfig, Trainer
@@ -79,8 +78,8 @@ def _budget_worker(rank: int, port: int, out: str) -> None:
     trainer = Trainer(cfg, None, progress=False, clock=lambda: float(next(ticks)))
     result = trainer.fit(GPT(CFG), LMTask(data, 8))
     Path(out, f"rank{rank}.json").write_text(json.dumps(result.iters))
-    dist.barrier()
-    dist.destroy_process_group()
+    del trainer, result
+    leave_distributed()
 
 
 def test_ranks_whose_clocks_differ_stop_training_at_the_same_step(tmp_path):
@@ -167,8 +166,8 @@ def _seq2seq_worker(rank: int, port: int, out: str) -> None:
     DateTask.loss(model, batch).backward()  # the trainer's call, on a DDP-wrapped model
     if rank == 0:
         torch.save({n: p.grad for n, p in model.module.named_parameters()}, out)
-    dist.barrier()  # neither rank tears gloo down while the other may still use it
-    dist.destroy_process_group()
+    del model
+    leave_distributed()
 
 
 S2S_PAIRS = [
