@@ -61,6 +61,20 @@ def test_an_untouched_starter_scores_zero(tmp_path):
     assert r.score == 0.0 and not r.passed and r.mistakes == ["crash"]
 
 
+def test_a_named_mistake_explains_the_crashes_and_shapes_its_own_version_shows():
+    # without keepdims the row sums broadcast: wrong on square inputs, a ValueError on the
+    # others, a (4, 4) answer for a (4, 1) input; the version of missing_keepdims does the same
+    src = (CORPUS / "softmax_rows__missing_keepdims__flat_sums.py").read_text()
+    r = grade_source(src, "softmax_rows", seed=0)
+    failed = {c.name: c.message for c in r.checks if not c.passed}
+    assert "ValueError" in failed["random 4x7"] and "shape (4, 4)" in failed["one column 4x1"]
+    assert r.mistakes == ["missing_keepdims"]
+    # a crash the mistake does not make stays named: this code also fails on one row
+    one_row = src.replace("    e = ", "    assert len(x) > 1\n    e = ")
+    r = grade_source(one_row, "softmax_rows", seed=0)
+    assert r.mistakes == ["missing_keepdims", "crash"], r.mistakes
+
+
 def test_a_mistake_outside_the_catalogue_gets_no_name():
     src = (CORPUS / "self_attention__pass__vectorized.py").read_text()
     r = grade_source(src.replace("return", "return 1.5 *", 1), "self_attention", seed=0)

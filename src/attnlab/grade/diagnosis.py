@@ -58,6 +58,7 @@ class Prepared:
     twin_of: list[int]  # the case each twin copies the shapes of
     expected: list[tuple]
     _candidates: dict[tuple[int, bool], dict] | None = None
+    _versions: dict[int, dict] | None = None
     _naive: dict[tuple[int, object], tuple | None] | None = None
 
     def naive(self, i: int, low: type) -> tuple | None:
@@ -81,15 +82,28 @@ class Prepared:
             self._candidates = {}
         if (i, low) not in self._candidates:
             c, want = self.cases[i], self.expected[i]
-            args = [a.astype(np.float32) if low else a for a in as_float64(c)]
-            found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+            found = self.versions(i) if not low else self._run_versions(i, np.float32)
             self._candidates[i, low] = {
-                (mid, k): out
-                for mid, alts in found.items()
-                for k, out in enumerate(alts)
+                key: out
+                for key, out in found.items()
                 if out is not None and differs(out, want, low or c.float32)
             }
         return self._candidates[i, low]
+
+    def versions(self, i: int) -> dict[tuple[str, int], tuple | None]:
+        """Every version's outputs on case ``i`` in float64, None where it cannot run on these
+        shapes (as a learner's code with that mistake cannot either); once per case."""
+        if self._versions is None:
+            self._versions = {}
+        if i not in self._versions:
+            self._versions[i] = self._run_versions(i, None)
+        return self._versions[i]
+
+    def _run_versions(self, i: int, dtype) -> dict[tuple[str, int], tuple | None]:
+        c = self.cases[i]
+        args = [a.astype(dtype) if dtype else a for a in as_float64(c)]
+        found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+        return {(mid, k): out for mid, alts in found.items() for k, out in enumerate(alts)}
 
 
 def as_float64(case: Case) -> list[np.ndarray]:
@@ -477,9 +491,12 @@ def judge(
     direct: list[str] = []
     mutated: list[str] = []
     answers: list[list | None] = []
+    unshaped: dict[str, dict[int, CaseResult]] = {}  # crash / wrong_return: their cases
     for i, (case, cr) in enumerate(zip(cases, run.cases, strict=False)):
         check, ids = shape_check(ex, case, cr, prep.expected[i])
         got = None
+        if ids in (["crash"], ["wrong_return"]):
+            unshaped.setdefault(ids[0], {})[i] = cr
         if check is None:
             got = cr.outputs[: len(ex.returns)]
             found, ids = problems(prep, i, got)
@@ -495,9 +512,12 @@ def judge(
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
         checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
     failed = any(not c.passed for c in checks)
-    named = _named_versions(prep, answers) if failed else []
+    named, keys = _named_versions(prep, answers) if failed else ([], [])
     if named:  # a known mistake explains the NaN: no separate nan_output
         direct = [m for m in direct if m != "nan_output"]
+    for generic, where in unshaped.items():  # each all explained by a named mistake: not news
+        if keys and all(_explains(prep, keys, i, cr) for i, cr in where.items()):
+            direct = [m for m in direct if m != generic]
     counts = {m: direct.count(m) for m in direct}
     ordered = named + sorted(counts, key=lambda m: -counts[m])
     attempts = attempt_checks(run)
@@ -513,7 +533,10 @@ def judge(
     return checks, ordered + (["mutates_input"] if mutated else [])
 
 
-def _named_versions(prep: Prepared, answers: list[list | None]) -> list[str]:
+def _named_versions(
+    prep: Prepared, answers: list[list | None]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """The ids the versions support, and the versions that reproduced an answer unrefuted."""
     matched: dict[tuple[str, int], set[int]] = {}
     refuted: set[tuple[str, int]] = set()
     for i, got in enumerate(answers):
@@ -524,4 +547,21 @@ def _named_versions(prep: Prepared, answers: list[list | None]) -> list[str]:
                 matched.setdefault(mid, set()).add(i)
             else:
                 refuted.add(mid)
-    return supported(matched, refuted)
+    named = supported(matched, refuted)
+    return named, [key for key in matched if key not in refuted and key[0] in named]
+
+
+def _explains(prep: Prepared, keys: list[tuple[str, int]], i: int, cr: CaseResult) -> bool:
+    """Whether a version of a named mistake fails on case ``i`` as the learner's code did: it
+    cannot run on these shapes where the code raised, or its arrays have the code's shapes
+    (``missing_keepdims`` breaks on a non-square input and broadcasts a column to a square)."""
+    for key in keys:
+        out = prep.versions(i).get(key)
+        if cr.error:
+            if out is None:
+                return True
+        elif out is not None and cr.outputs:
+            shapes = [getattr(g, "shape", None) for g in cr.outputs[: len(out)]]
+            if shapes == [np.shape(o) for o in out]:
+                return True
+    return False
