@@ -996,6 +996,62 @@ def mutants() -> Iterator[Mutant]:
                     yield Mutant(exercise, style, op, k, text)
 
 
+def double_mutants(per_solution: int = 30, rng_seed: int = 0) -> Iterator[tuple[Mutant, Mutant]]:
+    """Two mistakes at once: a mutant of one operator, mutated again by another operator with
+    another id (the first site where it changes something). Up to ``per_solution`` pairs per
+    right solution, drawn at random (``(first, second)``: the second's source has both)."""
+    rng = random.Random(rng_seed)
+    singles: dict[tuple[str, str], list[Mutant]] = defaultdict(list)
+    for m in mutants():
+        if m.operator.expect not in (None, "pass") and not m.operator.together:
+            singles[m.exercise, m.style].append(m)
+    by_name = {o.name: o for o in OPERATORS}
+    for (exercise, style), found in singles.items():
+        pairs = []
+        for first in found:
+            tree = ast.parse(first.source)
+            for name in sorted({m.operator.name for m in found} - {first.operator.name}):
+                op = by_name[name]
+                if op.expect == first.operator.expect:
+                    continue
+                for site in op.sites(tree):
+                    new = op.change(site)
+                    if new is None:
+                        continue
+                    if site is tree:
+                        second = new
+                    else:
+                        second = copy.deepcopy(tree)
+                        _replace(second, _same_node(tree, second, site), new)
+                    text = ast.unparse(ast.fix_missing_locations(second))
+                    pairs.append((first, Mutant(exercise, style, op, 0, text)))
+                    break
+        yield from rng.sample(pairs, min(per_solution, len(pairs)))
+
+
+def _same_node(tree: ast.AST, copied: ast.AST, node: ast.AST) -> ast.AST:
+    return list(ast.walk(copied))[list(ast.walk(tree)).index(node)]
+
+
+def run_doubles(seeds: int = 2, per_solution: int = 30) -> Counter:
+    """Grade two-mistake mutants: **both** named, **one** of them (and nothing else), **none**,
+    or **wrong** (an id that is neither); mutants whose numbers stay right are skipped."""
+    counts: Counter = Counter()
+    for first, both in double_mutants(per_solution):
+        want = {first.operator.expect, both.operator.expect}
+        for seed in range(seeds):
+            kind, ids, same = outcome(both, seed)
+            specific = set(ids) - GENERIC
+            if same or kind == "still_correct":
+                counts["skipped"] += 1
+            elif specific - want:
+                counts["wrong"] += 1
+                print(f"wrong: {both.exercise}/{both.style} {sorted(want)} named {ids}")
+            else:
+                counts[{2: "both", 1: "one"}.get(len(specific), "none")] += 1
+    return counts
+
+
 # ---- grading ---------------------------------------------------------------------------------
 
 
@@ -1117,8 +1173,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="seeds per mutant (default 2)")
     ap.add_argument("--sample", type=int, help="grade a random sample of N mutants (quick mode)")
     ap.add_argument("--misses", type=int, default=20, help="misses to list (default 20)")
+    ap.add_argument(
+        "--doubles", type=int, metavar="N", help="instead: N two-mistake mutants per solution"
+    )
     args = ap.parse_args(argv)
     start = time.perf_counter()
+    if args.doubles:
+        c = run_doubles(args.seeds, args.doubles)
+        graded = c["both"] + c["one"] + c["none"] + c["wrong"]
+        print(f"two-mistake mutants, {graded} graded in {time.perf_counter() - start:.0f} s: "
+              + ", ".join(f"{k} {c[k]}" for k in ("both", "one", "none", "wrong", "skipped")))  # fmt: skip
+        return 0 if c["wrong"] == 0 else 1
     result = run(args.seeds, args.sample)
     took = time.perf_counter() - start
     ops = {o.name: o.expect for o in OPERATORS}

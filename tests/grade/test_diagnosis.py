@@ -75,6 +75,22 @@ def test_a_named_mistake_explains_the_crashes_and_shapes_its_own_version_shows()
     assert r.mistakes == ["missing_keepdims", "crash"], r.mistakes
 
 
+def test_two_mistakes_at_once_are_both_named_when_versions_making_both_explain_every_answer():
+    # no max shift and no keepdims: NaN on large square inputs, a crash on the others; no one
+    # mistake's version reproduces that, one making both does, on every case it can run
+    src = (CORPUS / "softmax_rows__missing_keepdims__flat_sums.py").read_text()
+    both = src.replace("np.exp(x - x.max(axis=1, keepdims=True))", "np.exp(x)")
+    assert both != src
+    for seed in (0, 1, 2):
+        r = grade_source(both, "softmax_rows", seed=seed)
+        assert r.mistakes == ["missing_keepdims", "unstable_softmax"], (seed, r.mistakes)
+        assert r.hints["unstable_softmax"] and r.hints["missing_keepdims"]
+    # a mistake outside the catalogue beside a known one: no pair explains every answer
+    odd = both.replace("return e / e.sum(axis=1)", "return 1.5 * e / e.sum(axis=1)")
+    generic = {"crash", "nan_output", "wrong_return"}
+    assert not set(grade_source(odd, "softmax_rows", seed=0).mistakes) - generic
+
+
 def test_a_mistake_outside_the_catalogue_gets_no_name():
     src = (CORPUS / "self_attention__pass__vectorized.py").read_text()
     r = grade_source(src.replace("return", "return 1.5 *", 1), "self_attention", seed=0)

@@ -23,12 +23,13 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..parity import compare
-from .exercises import Case, Exercise
+from .exercises import PAIR, Case, Exercise, two_at_once
 from .results import CheckResult
 from .sandbox import CaseResult, RunResult
 
@@ -57,8 +58,8 @@ class Prepared:
     twins: list[Case]
     twin_of: list[int]  # the case each twin copies the shapes of
     expected: list[tuple]
-    _candidates: dict[tuple[int, bool], dict] | None = None
-    _versions: dict[int, dict] | None = None
+    _candidates: dict[tuple[int, bool, bool], dict] | None = None
+    _versions: dict[tuple[int, bool], dict] | None = None
     _naive: dict[tuple[int, object], tuple | None] | None = None
 
     def naive(self, i: int, low: type) -> tuple | None:
@@ -74,35 +75,39 @@ class Prepared:
             self._naive[i, low] = out
         return self._naive[i, low]
 
-    def candidates(self, i: int, low: bool = False) -> dict[tuple[str, int], tuple]:
+    def candidates(
+        self, i: int, low: bool = False, pairs: bool = False
+    ) -> dict[tuple[str, int], tuple]:
         """Case ``i``'s versions that differ from the right answer, by (id, which version),
         computed in float64 (or float32 when ``low``: an answer computed in float32
-        overflows, and rounds, where float32 does). Once per case: a class shares them."""
+        overflows, and rounds, where float32 does); ``pairs``: the versions of two mistakes at
+        once. Once per case: a class shares them."""
         if self._candidates is None:
             self._candidates = {}
-        if (i, low) not in self._candidates:
+        if (i, low, pairs) not in self._candidates:
             c, want = self.cases[i], self.expected[i]
-            found = self.versions(i) if not low else self._run_versions(i, np.float32)
-            self._candidates[i, low] = {
+            found = self.versions(i, pairs) if not low else self._run(i, np.float32, pairs)
+            self._candidates[i, low, pairs] = {
                 key: out
                 for key, out in found.items()
                 if out is not None and differs(out, want, low or c.float32)
             }
-        return self._candidates[i, low]
+        return self._candidates[i, low, pairs]
 
-    def versions(self, i: int) -> dict[tuple[str, int], tuple | None]:
+    def versions(self, i: int, pairs: bool = False) -> dict[tuple[str, int], tuple | None]:
         """Every version's outputs on case ``i`` in float64, None where it cannot run on these
         shapes (as a learner's code with that mistake cannot either); once per case."""
         if self._versions is None:
             self._versions = {}
-        if i not in self._versions:
-            self._versions[i] = self._run_versions(i, None)
-        return self._versions[i]
+        if (i, pairs) not in self._versions:
+            self._versions[i, pairs] = self._run(i, None, pairs)
+        return self._versions[i, pairs]
 
-    def _run_versions(self, i: int, dtype) -> dict[tuple[str, int], tuple | None]:
+    def _run(self, i: int, dtype, pairs: bool) -> dict[tuple[str, int], tuple | None]:
         c = self.cases[i]
         args = [a.astype(dtype) if dtype else a for a in as_float64(c)]
-        found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+        with two_at_once() if pairs else nullcontext():
+            found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
         return {(mid, k): out for mid, alts in found.items() for k, out in enumerate(alts)}
 
 
@@ -350,19 +355,21 @@ def _low(got: list) -> bool:
     return any(g is not None and g.dtype.kind == "f" and g.dtype.itemsize <= 4 for g in got)
 
 
-def evidence(prep: Prepared, i: int, got: list) -> Evidence:
+def evidence(prep: Prepared, i: int, got: list, pairs: bool = False) -> Evidence:
     """Versions for case ``i`` (an answer in float32 is also compared with the versions run in
     float32: it reproduces a version in either precision, or refutes it); the probes (a
     hypothesis read off the learner's own answer, e.g. the base of a sin/cos table) only when
-    no fixed version reproduces the answer."""
+    no fixed version reproduces the answer. ``pairs``: the versions of two mistakes at once."""
     ex, case, want = prep.ex, prep.cases[i], prep.expected[i]
     found = {
         key: matches(got, c, want, case.float32, known=True)
-        for key, c in prep.candidates(i).items()
+        for key, c in prep.candidates(i, pairs=pairs).items()
     }
     if _low(got):
-        for key, c in prep.candidates(i, low=True).items():
+        for key, c in prep.candidates(i, low=True, pairs=pairs).items():
             found[key] = found.get(key, False) or matches(got, c, want, True, known=True)
+    if pairs:
+        return found
     if ex.probes is not None and not any(found.values()):  # probes: keys of their own
         args = (*as_float64(case), *case.scalars)
         found.update(weigh(ex.probes(*args, got, **case.kwargs), got, want, case.float32))
@@ -513,6 +520,10 @@ def judge(
         checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
     failed = any(not c.passed for c in checks)
     named, keys = _named_versions(prep, answers) if failed else ([], [])
+    if failed and not named:  # no one mistake explains the answers: two at once?
+        case_checks = zip(answers, checks[: len(answers)], strict=True)
+        wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}
+        named, keys = _named_pair(prep, answers, wrong)
     if named:  # a known mistake explains the NaN: no separate nan_output
         direct = [m for m in direct if m != "nan_output"]
     for generic, where in unshaped.items():  # each all explained by a named mistake: not news
@@ -533,22 +544,50 @@ def judge(
     return checks, ordered + (["mutates_input"] if mutated else [])
 
 
-def _named_versions(
-    prep: Prepared, answers: list[list | None]
-) -> tuple[list[str], list[tuple[str, int]]]:
-    """The ids the versions support, and the versions that reproduced an answer unrefuted."""
+def _support(
+    prep: Prepared, answers: list[list | None], pairs: bool = False
+) -> tuple[dict[tuple[str, int], set[int]], set[tuple[str, int]]]:
+    """The cases each version reproduced, and the versions some answer refuted."""
     matched: dict[tuple[str, int], set[int]] = {}
     refuted: set[tuple[str, int]] = set()
     for i, got in enumerate(answers):
         if got is None:
             continue
-        for mid, fits in evidence(prep, i, got).items():
+        for key, fits in evidence(prep, i, got, pairs).items():
             if fits:
-                matched.setdefault(mid, set()).add(i)
+                matched.setdefault(key, set()).add(i)
             else:
-                refuted.add(mid)
+                refuted.add(key)
+    return matched, refuted
+
+
+def _named_versions(
+    prep: Prepared, answers: list[list | None]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """The ids the versions support, and the versions that reproduced an answer unrefuted."""
+    matched, refuted = _support(prep, answers)
     named = supported(matched, refuted)
     return named, [key for key in matched if key not in refuted and key[0] in named]
+
+
+def _named_pair(
+    prep: Prepared, answers: list[list | None], wrong: set[int]
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """Two mistakes of one family made at once: versions that make both reproduce every
+    wrong answer (``wrong``: the cases whose numbers failed), and none is refuted. Of such
+    pairs, only the ids they all share are named (two pairs that fit equally well do not tell
+    their other ids apart)."""
+    matched, refuted = _support(prep, answers, pairs=True)
+    cases: dict[str, set[int]] = {}
+    for key, where in matched.items():
+        if key not in refuted:
+            cases.setdefault(key[0], set()).update(where)
+    best = [pair for pair, where in cases.items() if wrong and wrong <= where]
+    if not best:
+        return [], []
+    shared = set.intersection(*(set(pair.split(PAIR)) for pair in best))
+    named = [m for m in best[0].split(PAIR) if m in shared]
+    return named, [key for key in matched if key not in refuted and key[0] in best]
 
 
 def _explains(prep: Prepared, keys: list[tuple[str, int]], i: int, cr: CaseResult) -> bool:
@@ -556,7 +595,7 @@ def _explains(prep: Prepared, keys: list[tuple[str, int]], i: int, cr: CaseResul
     cannot run on these shapes where the code raised, or its arrays have the code's shapes
     (``missing_keepdims`` breaks on a non-square input and broadcasts a column to a square)."""
     for key in keys:
-        out = prep.versions(i).get(key)
+        out = prep.versions(i, PAIR in key[0]).get(key)
         if cr.error:
             if out is None:
                 return True

@@ -8,8 +8,11 @@ large magnitudes (which break a softmax without max subtraction), float32 and fl
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -89,14 +92,40 @@ def _fixed() -> np.random.Generator:
     return np.random.default_rng(20241130)
 
 
+PAIR = "+"  # joins the ids of two mistakes made at once: "unstable_softmax+missing_keepdims"
+_PAIRS: ContextVar[bool] = ContextVar("pairs", default=False)
+
+
+@contextmanager
+def two_at_once() -> Iterator[None]:
+    """While inside, an exercise's ``mistakes`` gives versions that make two mistakes of one
+    family at once ("a+b": each version of a with each of b that changes other keywords)."""
+    token = _PAIRS.set(True)
+    try:
+        yield
+    finally:
+        _PAIRS.reset(token)
+
+
 def _candidates(fn: Callable, family: str, *, mask: bool = True) -> dict[str, list]:
     """{id: [outputs of each version]} for the mistakes with versions in ``family``: ``fn(**c)``
     runs one version (None where it cannot run on these shapes). Mask mistakes need a mask."""
-    return {
-        mid: [wrong.safe(fn, **c) for c in changes]
+    table = {
+        mid: changes
         for mid, changes in versions(family).items()
         if mask or MISTAKES[mid].step != "mask"
     }
+    if _PAIRS.get():
+        return {
+            f"{a}{PAIR}{b}": [
+                wrong.safe(fn, **ca, **cb)
+                for ca in table[a]
+                for cb in table[b]
+                if not ca.keys() & cb.keys()
+            ]
+            for a, b in itertools.combinations(table, 2)
+        }
+    return {mid: [wrong.safe(fn, **c) for c in changes] for mid, changes in table.items()}
 
 
 def _merged(*found: dict[str, list]) -> dict[str, list]:
