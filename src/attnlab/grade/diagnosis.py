@@ -519,11 +519,13 @@ def judge(
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
         checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
     failed = any(not c.passed for c in checks)
-    named, keys = _named_versions(prep, answers) if failed else ([], [])
-    if failed and not named:  # no one mistake explains the answers: two at once?
-        case_checks = zip(answers, checks[: len(answers)], strict=True)
-        wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}
-        named, keys = _named_pair(prep, answers, wrong)
+    named, keys, covered = _named_versions(prep, answers) if failed else ([], [], set())
+    case_checks = zip(answers, checks[: len(answers)], strict=True)
+    wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}
+    if failed and wrong - covered:  # the ids named leave wrong answers: two mistakes at once?
+        pair, pair_keys = _named_pair(prep, answers, wrong)
+        if pair:
+            named, keys = pair, pair_keys
     if named:  # a known mistake explains the NaN: no separate nan_output
         direct = [m for m in direct if m != "nan_output"]
     for generic, where in unshaped.items():  # each all explained by a named mistake: not news
@@ -563,11 +565,13 @@ def _support(
 
 def _named_versions(
     prep: Prepared, answers: list[list | None]
-) -> tuple[list[str], list[tuple[str, int]]]:
-    """The ids the versions support, and the versions that reproduced an answer unrefuted."""
+) -> tuple[list[str], list[tuple[str, int]], set[int]]:
+    """The ids the versions support, the versions that reproduced an answer unrefuted, and
+    the cases those reproduced."""
     matched, refuted = _support(prep, answers)
     named = supported(matched, refuted)
-    return named, [key for key in matched if key not in refuted and key[0] in named]
+    keys = [key for key in matched if key not in refuted and key[0] in named]
+    return named, keys, set().union(*(matched[key] for key in keys))
 
 
 def _named_pair(
