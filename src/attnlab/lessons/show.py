@@ -32,10 +32,10 @@ WIDTH = 72  # the text figures' widest line
 HINT = Text(
     "(the image: attnlab lesson {n} --plots DIR, the notebook from --export DIR once its "
     "cells have run, or attnlab explore --playground)",
-    "（画像は attnlab lesson {n} --plots DIR、--export DIR のノートブック（セルを実行すると"
-    "表示されます）、attnlab explore --playground で見られます）",
-    "（图片：attnlab lesson {n} --plots DIR、--export DIR 导出的笔记本（运行单元格后显示），"
-    "或 attnlab explore --playground）",
+    "（画像は attnlab lesson {n} --plots DIR、--export DIR で書き出したノートブック（セルを"
+    "実行すると表示されます）、または attnlab explore --playground で見られます）",
+    "（图片可通过 attnlab lesson {n} --plots DIR、--export DIR 导出的笔记本（运行其中的单元格后"
+    "显示）或 attnlab explore --playground 查看）",
 )
 
 
