@@ -983,13 +983,7 @@ def mutants() -> Iterator[Mutant]:
                     new = op.change(site)
                     if new is None:
                         continue
-                    if site is tree:
-                        mutated = new
-                    else:
-                        mutated = copy.deepcopy(tree)
-                        target = [n for n in ast.walk(mutated)][list(ast.walk(tree)).index(site)]
-                        _replace(mutated, target, new)
-                    text = ast.unparse(ast.fix_missing_locations(mutated))
+                    text = _mutated(tree, site, new)
                     if text == original or text in seen:
                         continue
                     seen.add(text)
@@ -1018,19 +1012,20 @@ def double_mutants(per_solution: int = 30, rng_seed: int = 0) -> Iterator[tuple[
                     new = op.change(site)
                     if new is None:
                         continue
-                    if site is tree:
-                        second = new
-                    else:
-                        second = copy.deepcopy(tree)
-                        _replace(second, _same_node(tree, second, site), new)
-                    text = ast.unparse(ast.fix_missing_locations(second))
+                    text = _mutated(tree, site, new)
                     pairs.append((first, Mutant(exercise, style, op, 0, text)))
                     break
         yield from rng.sample(pairs, min(per_solution, len(pairs)))
 
 
-def _same_node(tree: ast.AST, copied: ast.AST, node: ast.AST) -> ast.AST:
-    return list(ast.walk(copied))[list(ast.walk(tree)).index(node)]
+def _mutated(tree: ast.AST, site: ast.AST, new: ast.AST) -> str:
+    """The source of ``tree`` with ``site`` replaced by ``new`` (``tree`` itself unchanged)."""
+    if site is tree:
+        return ast.unparse(ast.fix_missing_locations(new))
+    mutated = copy.deepcopy(tree)
+    target = list(ast.walk(mutated))[list(ast.walk(tree)).index(site)]
+    _replace(mutated, target, new)
+    return ast.unparse(ast.fix_missing_locations(mutated))
 
 
 def run_doubles(seeds: int = 2, per_solution: int = 30) -> Counter:
