@@ -355,6 +355,12 @@ def _low(got: list) -> bool:
     return any(g is not None and g.dtype.kind == "f" and g.dtype.itemsize <= 4 for g in got)
 
 
+def _all_broken(got: list) -> bool:
+    """Every number of the answer is NaN or infinite."""
+    floats = [g for g in got if g is not None and g.dtype.kind == "f" and g.size]
+    return bool(floats) and not any(np.isfinite(g).any() for g in floats)
+
+
 def evidence(prep: Prepared, i: int, got: list, pairs: bool = False) -> Evidence:
     """Versions for case ``i`` (an answer in float32 is also compared with the versions run in
     float32: it reproduces a version in either precision, or refutes it); the probes (a
@@ -519,9 +525,9 @@ def judge(
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
         checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
     failed = any(not c.passed for c in checks)
-    named, keys, covered = _named_versions(prep, answers) if failed else ([], [], set())
     case_checks = zip(answers, checks[: len(answers)], strict=True)
     wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}
+    named, keys, covered = _named_versions(prep, answers, wrong) if failed else ([], [], set())
     if failed and wrong - covered:  # the ids named leave wrong answers: two mistakes at once?
         pair, pair_keys = _named_pair(prep, answers, wrong)
         if pair:
@@ -564,13 +570,19 @@ def _support(
 
 
 def _named_versions(
-    prep: Prepared, answers: list[list | None]
+    prep: Prepared, answers: list[list | None], wrong: set[int]
 ) -> tuple[list[str], list[tuple[str, int]], set[int]]:
     """The ids the versions support, the versions that reproduced an answer unrefuted, and
-    the cases those reproduced."""
+    the cases those reproduced. An answer that is NaN everywhere matches many wrong versions:
+    an id seen only in such answers is named only when no wrong answer is left unexplained."""
     matched, refuted = _support(prep, answers)
     named = supported(matched, refuted)
     keys = [key for key in matched if key not in refuted and key[0] in named]
+    if wrong - set().union(*(matched[key] for key in keys)):
+        broken = {i for i, got in enumerate(answers) if got is not None and _all_broken(got)}
+        weak = {m for m in named if all(matched[k] <= broken for k in keys if k[0] == m)}
+        named = [m for m in named if m not in weak]
+        keys = [key for key in keys if key[0] not in weak]
     return named, keys, set().union(*(matched[key] for key in keys))
 
 
