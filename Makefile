@@ -8,6 +8,7 @@ PY_SRC  = src tests $(wildcard benchmarks) $(wildcard tools)
 .PHONY: demo check test lint clean book
 
 $(STAMP): pyproject.toml constraints.txt
+	@echo "installing attnlab, torch (CPU) and the developers' tools into $(VENV): about a minute, once"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
