@@ -91,6 +91,17 @@ def test_two_mistakes_at_once_are_both_named_when_versions_making_both_explain_e
     assert not set(grade_source(odd, "softmax_rows", seed=0).mistakes) - generic
 
 
+def test_two_mistakes_from_different_families_are_both_named():
+    # V built from W_K (a projection slip) and no scale (an attention slip): one pair of
+    # versions across the two families reproduces every answer; no single one does
+    src = (CORPUS / "self_attention__pass__vectorized.py").read_text()
+    two = src.replace("X @ W_V", "X @ W_K").replace(" / np.sqrt(K.shape[1])", "")
+    assert two.count("X @ W_K") == 2 and "sqrt" not in two
+    for seed in (0, 1):
+        r = grade_source(two, "self_attention", seed=seed)
+        assert sorted(r.mistakes) == ["missing_scale", "wrong_value_projection"], r.mistakes
+
+
 NAN_EVERYWHERE = """
 import numpy as np
 

@@ -589,7 +589,7 @@ def _named_versions(
 def _named_pair(
     prep: Prepared, answers: list[list | None], wrong: set[int]
 ) -> tuple[list[str], list[tuple[str, int]]]:
-    """Two mistakes of one family made at once: versions that make both reproduce every
+    """Two mistakes made at once: versions that make both reproduce every
     wrong answer (``wrong``: the cases whose numbers failed), and none is refuted. Of such
     pairs, only the ids they all share are named (two pairs that fit equally well do not tell
     their other ids apart)."""

@@ -98,8 +98,8 @@ _PAIRS: ContextVar[bool] = ContextVar("pairs", default=False)
 
 @contextmanager
 def two_at_once() -> Iterator[None]:
-    """While inside, an exercise's ``mistakes`` gives versions that make two mistakes of one
-    family at once ("a+b": each version of a with each of b that changes other keywords)."""
+    """While inside, an exercise's ``mistakes`` gives versions that make two of its mistakes
+    at once ("a+b": each version of a with each of b that changes other keywords)."""
     token = _PAIRS.set(True)
     try:
         yield
@@ -107,14 +107,16 @@ def two_at_once() -> Iterator[None]:
         _PAIRS.reset(token)
 
 
-def _candidates(fn: Callable, family: str, *, mask: bool = True) -> dict[str, list]:
-    """{id: [outputs of each version]} for the mistakes with versions in ``family``: ``fn(**c)``
-    runs one version (None where it cannot run on these shapes). Mask mistakes need a mask."""
-    table = {
-        mid: changes
-        for mid, changes in versions(family).items()
-        if mask or MISTAKES[mid].step != "mask"
-    }
+def _candidates(fn: Callable, *families: str, mask: bool = True) -> dict[str, list]:
+    """{id: [outputs of each version]} for the mistakes with versions in ``families`` (one
+    table: an id in two of them has the versions of both, in order): ``fn(**c)`` runs one
+    version (None where it cannot run on these shapes). Mask mistakes need a mask. Under
+    ``two_at_once``, the pairs of those mistakes, across families too."""
+    table: dict[str, list[dict]] = {}
+    for family in families:
+        for mid, changes in versions(family).items():
+            if mask or MISTAKES[mid].step != "mask":
+                table.setdefault(mid, []).extend(changes)
     if _PAIRS.get():
         return {
             f"{a}{PAIR}{b}": [
@@ -126,14 +128,6 @@ def _candidates(fn: Callable, family: str, *, mask: bool = True) -> dict[str, li
             for a, b in itertools.combinations(table, 2)
         }
     return {mid: [wrong.safe(fn, **c) for c in changes] for mid, changes in table.items()}
-
-
-def _merged(*found: dict[str, list]) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for f in found:
-        for mid, outs in f.items():
-            out.setdefault(mid, []).extend(outs)
-    return out
 
 
 # ---- softmax_rows ---------------------------------------------------------------------------
@@ -281,7 +275,7 @@ def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
     def run(**c):
         return wrong.self_attention(X, W_Q, W_K, W_V, mask, **c)
 
-    return _merged(_candidates(run, "attention", mask=mask), _candidates(run, "projections"))
+    return _candidates(run, "attention", "projections", mask=mask)
 
 
 # ---- multi_head_attention --------------------------------------------------------------------
@@ -327,7 +321,7 @@ def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
     def run(**c):
         return (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),)
 
-    return _merged(_candidates(run, "attention", mask=mask), _candidates(run, "heads"))
+    return _candidates(run, "attention", "heads", mask=mask)
 
 
 # ---- positional_encoding ---------------------------------------------------------------------
