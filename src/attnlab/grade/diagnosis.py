@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..parity import compare
-from .exercises import PAIR, Case, Exercise, two_at_once
+from .exercises import PAIR, Case, Exercise, Pairs, two_at_once
 from .results import CheckResult
 from .sandbox import CaseResult, RunResult
 
@@ -76,12 +76,12 @@ class Prepared:
         return self._naive[i, low]
 
     def candidates(
-        self, i: int, low: bool = False, pairs: bool = False
+        self, i: int, low: bool = False, pairs: Pairs = False
     ) -> dict[tuple[str, int], tuple]:
         """Case ``i``'s versions that differ from the right answer, by (id, which version),
         computed in float64 (or float32 when ``low``: an answer computed in float32
         overflows, and rounds, where float32 does); ``pairs``: the versions of two mistakes at
-        once. Once per case: a class shares them."""
+        once (all, or those pair ids). Once per case: a class shares them."""
         if self._candidates is None:
             self._candidates = {}
         if (i, low, pairs) not in self._candidates:
@@ -94,7 +94,7 @@ class Prepared:
             }
         return self._candidates[i, low, pairs]
 
-    def versions(self, i: int, pairs: bool = False) -> dict[tuple[str, int], tuple | None]:
+    def versions(self, i: int, pairs: Pairs = False) -> dict[tuple[str, int], tuple | None]:
         """Every version's outputs on case ``i`` in float64, None where it cannot run on these
         shapes (as a learner's code with that mistake cannot either); once per case."""
         if self._versions is None:
@@ -103,10 +103,10 @@ class Prepared:
             self._versions[i, pairs] = self._run(i, None, pairs)
         return self._versions[i, pairs]
 
-    def _run(self, i: int, dtype, pairs: bool) -> dict[tuple[str, int], tuple | None]:
+    def _run(self, i: int, dtype, pairs: Pairs) -> dict[tuple[str, int], tuple | None]:
         c = self.cases[i]
         args = [a.astype(dtype) if dtype else a for a in as_float64(c)]
-        with two_at_once() if pairs else nullcontext():
+        with two_at_once(pairs) if pairs else nullcontext():
             found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
         return {(mid, k): out for mid, alts in found.items() for k, out in enumerate(alts)}
 
@@ -361,7 +361,7 @@ def _all_broken(got: list) -> bool:
     return bool(floats) and not any(np.isfinite(g).any() for g in floats)
 
 
-def evidence(prep: Prepared, i: int, got: list, pairs: bool = False) -> Evidence:
+def evidence(prep: Prepared, i: int, got: list, pairs: Pairs = False) -> Evidence:
     """Versions for case ``i`` (an answer in float32 is also compared with the versions run in
     float32: it reproduces a version in either precision, or refutes it); the probes (a
     hypothesis read off the learner's own answer, e.g. the base of a sin/cos table) only when
@@ -553,7 +553,7 @@ def judge(
 
 
 def _support(
-    prep: Prepared, answers: list[list | None], pairs: bool = False
+    prep: Prepared, answers: list[list | None], pairs: Pairs = False
 ) -> tuple[dict[tuple[str, int], set[int]], set[tuple[str, int]]]:
     """The cases each version reproduced, and the versions some answer refuted."""
     matched: dict[tuple[str, int], set[int]] = {}
@@ -593,7 +593,16 @@ def _named_pair(
     wrong answer (``wrong``: the cases whose numbers failed), and none is refuted. Of such
     pairs, only the ids they all share are named (two pairs that fit equally well do not tell
     their other ids apart)."""
-    matched, refuted = _support(prep, answers, pairs=True)
+    if not wrong:
+        return [], []
+    # every pair on one wrong answer, then only the pairs that reproduced it (a pair must
+    # reproduce them all): a tenth of the versions to run
+    first = min(wrong)
+    fits = evidence(prep, first, answers[first], pairs=True)
+    alive = frozenset(key[0] for key, fit in fits.items() if fit)
+    if not alive:
+        return [], []
+    matched, refuted = _support(prep, answers, pairs=alive)
     cases: dict[str, set[int]] = {}
     for key, where in matched.items():
         if key not in refuted:
@@ -611,7 +620,7 @@ def _explains(prep: Prepared, keys: list[tuple[str, int]], i: int, cr: CaseResul
     cannot run on these shapes where the code raised, or its arrays have the code's shapes
     (``missing_keepdims`` breaks on a non-square input and broadcasts a column to a square)."""
     for key in keys:
-        out = prep.versions(i, PAIR in key[0]).get(key)
+        out = prep.versions(i, frozenset({key[0]}) if PAIR in key[0] else False).get(key)
         if cr.error:
             if out is None:
                 return True

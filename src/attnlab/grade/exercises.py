@@ -93,14 +93,16 @@ def _fixed() -> np.random.Generator:
 
 
 PAIR = "+"  # joins the ids of two mistakes made at once: "unstable_softmax+missing_keepdims"
-_PAIRS: ContextVar[bool] = ContextVar("pairs", default=False)
+Pairs = bool | frozenset[str]  # False: single mistakes; True: every pair; a set: those pairs
+_PAIRS: ContextVar[Pairs] = ContextVar("pairs", default=False)
 
 
 @contextmanager
-def two_at_once() -> Iterator[None]:
+def two_at_once(only: Pairs = True) -> Iterator[None]:
     """While inside, an exercise's ``mistakes`` gives versions that make two of its mistakes
-    at once ("a+b": each version of a with each of b that changes other keywords)."""
-    token = _PAIRS.set(True)
+    at once ("a+b": each version of a with each of b that changes other keywords); ``only``:
+    just those pair ids."""
+    token = _PAIRS.set(only)
     try:
         yield
     finally:
@@ -117,7 +119,8 @@ def _candidates(fn: Callable, *families: str, mask: bool = True) -> dict[str, li
         for mid, changes in versions(family).items():
             if mask or MISTAKES[mid].step != "mask":
                 table.setdefault(mid, []).extend(changes)
-    if _PAIRS.get():
+    pairs = _PAIRS.get()
+    if pairs:
         return {
             f"{a}{PAIR}{b}": [
                 wrong.safe(fn, **ca, **cb)
@@ -126,6 +129,7 @@ def _candidates(fn: Callable, *families: str, mask: bool = True) -> dict[str, li
                 if not ca.keys() & cb.keys()
             ]
             for a, b in itertools.combinations(table, 2)
+            if pairs is True or f"{a}{PAIR}{b}" in pairs
         }
     return {mid: [wrong.safe(fn, **c) for c in changes] for mid, changes in table.items()}
 
