@@ -58,8 +58,8 @@ class Prepared:
     twins: list[Case]
     twin_of: list[int]  # the case each twin copies the shapes of
     expected: list[tuple]
-    _candidates: dict[tuple[int, bool, bool], dict] | None = None
-    _versions: dict[tuple[int, bool], dict] | None = None
+    _candidates: dict[tuple[int, bool, Pairs], dict] | None = None
+    _versions: dict[tuple[int, Pairs], dict] | None = None
     _naive: dict[tuple[int, object], tuple | None] | None = None
 
     def naive(self, i: int, low: type) -> tuple | None:
@@ -387,16 +387,24 @@ def supported(matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, 
     the best supported first; an id whose cases are all explained by the ids before it adds
     nothing and is left out (two versions that both break into NaN on the same large case do
     not make two mistakes)."""
-    cases: dict[str, set[int]] = {}
-    for (mid, k), where in matched.items():
-        if (mid, k) not in refuted:
-            cases.setdefault(mid, set()).update(where)
+    cases = _cases_by_id(matched, refuted)
     named, explained = [], set()
     for mid in sorted(cases, key=lambda m: -len(cases[m])):  # stable: table order on ties
         if not cases[mid] <= explained:
             named.append(mid)
             explained |= cases[mid]
     return named
+
+
+def _cases_by_id(
+    matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, int]]
+) -> dict[str, set[int]]:
+    """Per id, the cases its unrefuted versions reproduced."""
+    cases: dict[str, set[int]] = {}
+    for (mid, k), where in matched.items():
+        if (mid, k) not in refuted:
+            cases.setdefault(mid, set()).update(where)
+    return cases
 
 
 # ---- stored answers, tampering, forbidden attempts --------------------------------------------
@@ -603,11 +611,7 @@ def _named_pair(
     if not alive:
         return [], []
     matched, refuted = _support(prep, answers, pairs=alive)
-    cases: dict[str, set[int]] = {}
-    for key, where in matched.items():
-        if key not in refuted:
-            cases.setdefault(key[0], set()).update(where)
-    best = [pair for pair, where in cases.items() if wrong and wrong <= where]
+    best = [pair for pair, where in _cases_by_id(matched, refuted).items() if wrong <= where]
     if not best:
         return [], []
     shared = set.intersection(*(set(pair.split(PAIR)) for pair in best))
