@@ -54,3 +54,27 @@ def test_the_right_solutions_pass(bench):
         for style, source in styles.items():
             r = check(bench._load(source, exercise), exercise, seed=5)
             assert r.passed, (exercise, style, r.mistakes)
+
+
+def test_answers_that_are_nan_everywhere_do_not_name_a_mistake_that_leaves_others_unexplained(
+    bench, monkeypatch
+):
+    # one of the benchmark's two-mistake mutants: its multi-head solution with the mask
+    # flipped and the softmax summed over the wrong axis. At seed 1 the large cases come out
+    # NaN everywhere, as unstable_softmax's versions do, while the ordinary cases stay
+    # unexplained: no id is better than that one
+    from attnlab.grade import diagnosis, grade_source
+
+    right = bench.SOLUTIONS["multi_head_attention"]["reshape"]
+    two = right.replace("np.tril(", "np.triu(").replace("e.sum(axis=-1,", "e.sum(axis=-2,")
+    assert two.count("np.triu(") == 1 and two.count("e.sum(axis=-2,") == 1
+    specific = set(grade_source(two, "multi_head_attention", seed=1).mistakes)
+    assert not specific - {
+        "crash",
+        "nan_output",
+        "wrong_return",
+        "mask_orientation",
+        "softmax_axis",
+    }
+    monkeypatch.setattr(diagnosis, "_all_broken", lambda got: False)  # the rule's premise
+    assert "unstable_softmax" in grade_source(two, "multi_head_attention", seed=1).mistakes
