@@ -294,6 +294,12 @@ def _subnormal_floor(dtype: np.dtype) -> float:
     return float(np.log(np.finfo(dtype).tiny)) + 24.0
 
 
+def _below_to_zero_weight(x: np.ndarray, floor: float) -> None:
+    """Exponents below ``floor`` moved to about -1e30, in place, so that exp gives them 0 at
+    once (-inf stays -inf, NaN stays NaN). An arithmetic mask: 5x faster than copyto(where=)."""
+    x += (x < floor) * x.dtype.type(-1e30)
+
+
 def _weight_floor(P: _Problem, spread: float) -> float | None:
     """``_subnormal_floor`` if weights e^x with x >= -spread (nats) may come near the subnormal
     range, or if a float mask can move scores anywhere; None if no weight can."""
@@ -349,8 +355,8 @@ def _add_tile_rebased(s: np.ndarray, vj: np.ndarray, acc: np.ndarray, r: np.ndar
     r[...] = r_new
     s -= r_new[..., None]
     s *= LN2  # base e from here: NumPy's exp is fast on -inf (masked scores), its exp2 is not
-    if floor is not None:  # below it, about -1e30 (an arithmetic mask: 5x faster than copyto)
-        s += (s < floor) * s.dtype.type(-1e30)
+    if floor is not None:
+        _below_to_zero_weight(s, floor)
     np.exp(s, out=s)
     acc[..., :-1] += s @ vj  # (N, bq, bk) @ (N, bk, Ev)
     acc[..., -1] += s.sum(axis=-1)
@@ -451,7 +457,7 @@ def tiled_attention_backward(
                 s = P.scores(qs[hs, i0:i1], kT[hs], i0, i1, j0, j1, buf)  # (n, bq, bk)
                 s -= L_use[hs, i0:i1, None]
                 if floor is not None:  # weights below e^floor: 0 (see _subnormal_floor)
-                    s += (s < floor) * dt.type(-1e30)
+                    _below_to_zero_weight(s, floor)
                 np.exp(s, out=s)  # P
                 dv[hs, j0:j1] += np.swapaxes(s, -1, -2) @ dO[hs, i0:i1]  # (n, bk, bq) @ (n, bq, Ev)
                 dp = dp_buf[:, : i1 - i0]  # (n, bq, bk)
