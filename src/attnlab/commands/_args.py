@@ -8,11 +8,11 @@ points to the command's own ``--help``; ``--help`` shows each flag's default.
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import sys
 from collections.abc import Callable, Iterable
 
+from ..errors import closest
 from ..i18n import LANGS
 
 
@@ -60,8 +60,8 @@ class ArgParser(argparse.ArgumentParser):
         if choices is None or value in choices:
             return
         names = [str(c) for c in choices]
-        close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (choose from {', '.join(names)})"
+        close = closest(value, names)
+        hint = f"; did you mean {close!r}?" if close else f" (choose from {', '.join(names)})"
         raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint}")
 
 
@@ -121,9 +121,9 @@ def name_list(choices: Iterable[str]):
     def parse(text: str) -> tuple[str, ...]:
         names = tuple(n.strip() for n in text.split(",") if n.strip())
         bad = [n for n in names if n not in allowed]
-        close = difflib.get_close_matches(bad[0], allowed, n=1, cutoff=0.6) if bad else []
+        close = closest(bad[0], allowed) if bad else None
         if close:
-            raise argparse.ArgumentTypeError(f"unknown name {bad[0]!r}; did you mean {close[0]!r}?")
+            raise argparse.ArgumentTypeError(f"unknown name {bad[0]!r}; did you mean {close!r}?")
         if not names or bad:
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated names from {', '.join(allowed)}, got {text!r}"

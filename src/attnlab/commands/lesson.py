@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-
-from ..errors import UserError
+from ..errors import UserError, closest
 from ._args import add_lang, nonneg_int, positive_float, positive_int
 
 NAME = "lesson"
@@ -89,8 +87,7 @@ def run(a) -> int:
     try:
         number = int(a.target)
     except ValueError:
-        close = difflib.get_close_matches(a.target, ["list"], n=1, cutoff=0.6)
-        hint = "; did you mean 'list'?" if close else ""
+        hint = "; did you mean 'list'?" if closest(a.target, ["list"]) else ""
         raise UserError(f"expected a lesson number or 'list', got {a.target!r}{hint}") from None
     modes = (("--section", a.section), ("--exercise", a.exercise), ("--quiz", a.quiz))
     chosen = [n for n, v in (*modes, ("--export", a.export)) if v not in (None, False)]

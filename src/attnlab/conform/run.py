@@ -8,7 +8,6 @@ or NumPy arrays (``api="numpy"``). A case the function refuses with ``TypeError`
 
 from __future__ import annotations
 
-import difflib
 import warnings
 import zlib
 from collections.abc import Callable, Iterable
@@ -18,7 +17,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from ..errors import UserError
+from ..errors import UserError, closest
 from ..parity import Parity
 from .cases import FEATURES, Case, Feature
 from .inputs import Inputs, as_numpy, as_torch, draw
@@ -225,8 +224,8 @@ def feature_ids(features: Iterable[str] | None) -> list[str]:
     ids = list(FEATURES) if features is None else list(features)
     unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
     if unknown:
-        close = difflib.get_close_matches(unknown[0], FEATURES, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(FEATURES)}"
+        close = closest(unknown[0], FEATURES)
+        hint = f"did you mean {close!r}?" if close else f"expected one of {', '.join(FEATURES)}"
         raise UserError(f"unknown feature {unknown[0]!r}; {hint}")
     return ids
 
