@@ -271,6 +271,7 @@ def problems(prep: Prepared, i: int, got: list) -> tuple[list[str], list[str]]:
                 )
                 direct.append("mask_dtype")
             continue
+        integer = g.dtype.kind in "biu"
         if g.dtype.kind not in "f":
             g = g.astype(np.float64)
         low = _judged_precision(g.dtype, case)
@@ -279,6 +280,10 @@ def problems(prep: Prepared, i: int, got: list) -> tuple[list[str], list[str]]:
         p = compare(g if low is None else g.astype(low), e, naive)
         if p.ok:
             continue
+        if integer:
+            direct.append("wrong_dtype")
+        elif _half_precision(prep, i, name, g):
+            direct.append("low_precision")
         bad_nan = (~np.isfinite(g)) & np.isfinite(e)
         if bad_nan.any():
             where = np.argwhere(bad_nan)[0].tolist()
@@ -292,6 +297,22 @@ def problems(prep: Prepared, i: int, got: list) -> tuple[list[str], list[str]]:
                 f"{name}: {p.message}; at {list(at)} got {g[at]:.6g}, expected {e[at]:.6g}"
             )
     return found, direct
+
+
+def _half_precision(prep: Prepared, i: int, name: str, g: np.ndarray) -> bool:
+    """An answer computed in float16: every number is a float16 (whatever dtype it was cast
+    back to) and it is right within float16's budget of the parity rule (twice the error of
+    the plain computation in float16), though not within its own precision's."""
+    finite = np.isfinite(g)
+    if not finite.any() or g.dtype.itemsize < 2:
+        return False
+    half = g.astype(np.float16)
+    if not np.array_equal(half.astype(g.dtype), g, equal_nan=True):
+        return False
+    ex = prep.ex
+    plain = prep.naive(i, np.float16)
+    naive = None if plain is None else plain[ex.returns.index(name)]
+    return naive is not None and compare(half, prep.expected[i][ex.returns.index(name)], naive).ok
 
 
 # ---- known mistakes: versions that reproduce the answer ---------------------------------------
@@ -417,10 +438,21 @@ def _answers(ex: Exercise, cr: CaseResult) -> tuple | None:
     return got
 
 
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(
-        x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b, strict=True)
-    )
+def _stored_part(got: tuple, other: tuple, want: tuple, other_want: tuple) -> bool:
+    """Whether some returned array is bit-identical for two inputs, not constant, although
+    its right answers differ there (stored weights beside a computed output count too)."""
+    if len(got) != len(other):
+        return False
+    for g, o, w, ow in zip(got, other, want, other_want, strict=False):
+        if (
+            g.dtype.kind == "f"
+            and g.shape == o.shape
+            and _informative((g,))
+            and np.array_equal(g, o)
+        ):
+            if differs((w,), (ow,)):
+                return True
+    return False
 
 
 def _informative(got: tuple) -> bool:
@@ -430,19 +462,43 @@ def _informative(got: tuple) -> bool:
     )
 
 
+def _is_repeat(prep: Prepared, j: int) -> bool:
+    """Whether twin ``j`` is its case again, unchanged (``exercises.repeats``)."""
+    case, twin = prep.cases[prep.twin_of[j]], prep.twins[j]
+    return all(np.array_equal(case.arrays[n], twin.arrays[n]) for n in case.arrays)
+
+
+def randomness(prep: Prepared, run: RunResult) -> CheckResult | None:
+    """The failed "same answer twice" check: a case given again, unchanged, got another
+    answer (randomness inside the function, such as dropout)."""
+    ex, n = prep.ex, len(prep.cases)
+    for j, again in enumerate(run.cases[n : n + len(prep.twins)]):
+        i = prep.twin_of[j]
+        first, second = _answers(ex, run.cases[i]), _answers(ex, again)
+        if not (first and second and _is_repeat(prep, j)):
+            continue
+        if not all(
+            a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+            for a, b in zip(first, second, strict=True)
+        ):
+            msg = f"{prep.cases[i].name}: two calls with the same inputs gave different answers"
+            return CheckResult("same answer for the same inputs", False, msg)
+    return None
+
+
 def hardcoded(prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], tuple]) -> bool:
     """Stored answers: a case and its twin, or two cases with other inputs, got the same
-    non-constant arrays although their right answers differ."""
+    non-constant array (any of the returned ones) although its right answers differ."""
     ex, n = prep.ex, len(prep.cases)
     mine = [_answers(ex, cr) for cr in run.cases[:n]]
     for j, twin_cr in enumerate(run.cases[n : n + len(prep.twins)]):
         i = prep.twin_of[j]
         got, twin = mine[i], _answers(ex, twin_cr)
-        if got and twin and _informative(got) and _same(got, twin):
-            if differs(expected_of_twin(j), prep.expected[i]):
+        if got and twin and not _is_repeat(prep, j):
+            if _stored_part(got, twin, prep.expected[i], expected_of_twin(j)):
                 return True
     for i, (case, got) in enumerate(zip(prep.cases, mine, strict=True)):
-        if not got or not _informative(got):
+        if not got:
             continue
         for k in range(i):
             prev = prep.cases[k]
@@ -451,7 +507,7 @@ def hardcoded(prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], 
             )
             if same_inputs and prev.scalars == case.scalars:
                 continue  # only the keyword differs (mask=True vs False): not evidence
-            if mine[k] and _same(mine[k], got) and differs(prep.expected[k], prep.expected[i]):
+            if mine[k] and _stored_part(got, mine[k], prep.expected[i], prep.expected[k]):
                 return True
     return False
 
@@ -532,6 +588,10 @@ def judge(
         msg = "" if not mutated else f"changed its input(s) {', '.join(mutated)} in place"
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
         checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
+    random = randomness(prep, run)
+    if random is not None:
+        checks.append(random)
+        direct.insert(0, "random_inside")
     failed = any(not c.passed for c in checks)
     case_checks = zip(answers, checks[: len(answers)], strict=True)
     wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}

@@ -76,6 +76,17 @@ def twins(cases: list[Case], seed: int) -> list[tuple[int, Case]]:
     return found
 
 
+def repeats(cases: list[Case], n: int = 2) -> list[tuple[int, Case]]:
+    """The first ``n`` cases with array inputs again, unchanged: a function that computes
+    gives the same answer twice; one with randomness inside (dropout) does not."""
+    found = [(i, c) for i, c in enumerate(cases) if c.arrays][:n]
+    return [
+        (i, Case(c.name + " (again)", {k: a.copy() for k, a in c.arrays.items()}, c.scalars,
+                 dict(c.kwargs), c.large))
+        for i, c in found
+    ]  # fmt: skip
+
+
 # ---- references ------------------------------------------------------------------------------
 
 
@@ -177,26 +188,47 @@ def _qkv(rng, T, S, d, dv, dtype=np.float64, mag=1.0):
     }
 
 
-def _sdpa_cases(rng: np.random.Generator) -> list[Case]:
+# The contract's dimensions: each attention exercise is tried on every combination of mask or
+# not, the shapes its contract allows (T = S, T < S, T > S, one query), float64 and float32, and
+# large magnitudes (masked and not), plus the fixed hard cases of _fixed_attention_cases.
+DTYPES = (np.float64, np.float32)
+
+
+def _grid(
+    rng, inputs, shapes: dict[str, tuple], large: tuple[str, ...], scalars=lambda shape: ()
+) -> list[Case]:
+    """Cases for each mask x shape x dtype, then large magnitudes for the ``large`` shapes:
+    ``inputs(rng, *shape, dtype, magnitude)`` makes one case's arrays, ``scalars(shape)`` its
+    positional numbers (the number of heads)."""
     cases = []
     for mask in (False, True):
         tag = "masked" if mask else "unmasked"
-        cases += [
-            Case(f"random T=5 d=8 {tag}", _qkv(rng, 5, 5, 8, 4), kwargs={"mask": mask}),
-            Case(
-                f"random T=4 d=3 float32 {tag}",
-                _qkv(rng, 4, 4, 3, 3, np.float32),
-                kwargs={"mask": mask},
-            ),
-            Case(f"T=1 {tag}", _qkv(rng, 1, 1, 4, 2), kwargs={"mask": mask}),
-            Case(
-                f"large magnitude T=4 d=8 {tag}",
-                _qkv(rng, 4, 4, 8, 3, mag=30.0),
-                kwargs={"mask": mask},
-                large=True,
-            ),
-        ]
-    cases.append(Case("cross T=3 S=6 unmasked", _qkv(rng, 3, 6, 4, 5), kwargs={"mask": False}))
+        for label, shape in shapes.items():
+            for dtype in DTYPES:
+                bits = "" if dtype == np.float64 else " float32"
+                arrays = inputs(rng, *shape, dtype, 1.0)
+                cases.append(Case(f"{label}{bits} {tag}", arrays, scalars(shape), {"mask": mask}))
+        for label in large:
+            arrays = inputs(rng, *shapes[label], np.float64, 30.0)
+            name = f"large magnitude {label} {tag}"
+            cases.append(Case(name, arrays, scalars(shapes[label]), {"mask": mask}, large=True))
+    return cases
+
+
+SDPA_SHAPES = {  # (T, S, d, d_v): T = S, fewer queries than keys, more, one query
+    "T=5 S=5 d=8": (5, 5, 8, 4),
+    "T=3 S=6 d=4": (3, 6, 4, 5),
+    "T=6 S=3 d=4": (6, 3, 4, 2),
+    "T=1 S=1 d=4": (1, 1, 4, 2),
+    "T=1 S=4 d=3": (1, 4, 3, 3),
+}
+
+
+def _sdpa_cases(rng: np.random.Generator) -> list[Case]:
+    def inputs(g, T, S, d, dv, dtype, mag):
+        return _qkv(g, T, S, d, dv, dtype, mag)
+
+    cases = _grid(rng, inputs, SDPA_SHAPES, large=("T=5 S=5 d=8", "T=3 S=6 d=4"))
     return cases + _fixed_attention_cases(lambda g, T, S, mag: _qkv(g, T, S, 8, 3, mag=mag))
 
 
@@ -234,6 +266,13 @@ def _self_attn_inputs(rng, T, d_model, d_k, dtype=np.float64, mag=1.0):
     }
 
 
+SELF_SHAPES = {  # (T, d_model, d_k): self-attention has S = T
+    "T=5 d_model=6 d_k=3": (5, 6, 3),
+    "T=4 d_model=4 d_k=4": (4, 4, 4),
+    "T=1 d_model=3 d_k=2": (1, 3, 2),
+}
+
+
 def _self_attn_cases(rng: np.random.Generator) -> list[Case]:
     course = {
         "X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
@@ -241,29 +280,15 @@ def _self_attn_cases(rng: np.random.Generator) -> list[Case]:
         "W_K": np.eye(2),
         "W_V": np.array([[0.5, 1.0], [1.5, -1.0]]),
     }
-    cases = []
-    for mask in (False, True):
-        tag = "masked" if mask else "unmasked"
-        cases += [
-            Case(f"course example 3x2 {tag}", course, kwargs={"mask": mask}),
-            Case(
-                f"random T=5 d_model=6 d_k=3 {tag}",
-                _self_attn_inputs(rng, 5, 6, 3),
-                kwargs={"mask": mask},
-            ),
-            Case(
-                f"random T=4 d_model=4 d_k=4 float32 {tag}",
-                _self_attn_inputs(rng, 4, 4, 4, np.float32),
-                kwargs={"mask": mask},
-            ),
-            Case(f"T=1 {tag}", _self_attn_inputs(rng, 1, 3, 2), kwargs={"mask": mask}),
-            Case(
-                f"large magnitude T=4 {tag}",
-                _self_attn_inputs(rng, 4, 4, 4, mag=25.0),
-                kwargs={"mask": mask},
-                large=True,
-            ),
-        ]
+    cases = [
+        Case(f"course example 3x2 {'masked' if m else 'unmasked'}", course, kwargs={"mask": m})
+        for m in (False, True)
+    ]
+
+    def inputs(g, T, d_model, d_k, dtype, mag):
+        return _self_attn_inputs(g, T, d_model, d_k, dtype, mag)
+
+    cases += _grid(rng, inputs, SELF_SHAPES, large=("T=4 d_model=4 d_k=4",))
 
     def fixed_inputs(g, T, S, mag):
         return _self_attn_inputs(g, T, 4, 4, mag=mag)
@@ -285,34 +310,23 @@ def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
 # ---- multi_head_attention --------------------------------------------------------------------
 
 
+MHA_SHAPES = {  # (T, d_model, h)
+    "T=5 d_model=8 h=2": (5, 8, 2),
+    "T=4 d_model=12 h=3": (4, 12, 3),
+    "T=1 d_model=4 h=4": (1, 4, 4),
+}
+
+
 def _mha_cases(rng: np.random.Generator) -> list[Case]:
-    def inputs(T, d_model, dtype=np.float64, mag=1.0):
-        a = {"X": (rng.standard_normal((T, d_model)) * mag).astype(dtype)}
+    def inputs(g, T, d_model, h, dtype, mag):
+        a = {"X": (g.standard_normal((T, d_model)) * mag).astype(dtype)}
         for n in ("W_Q", "W_K", "W_V", "W_O"):
-            a[n] = (rng.standard_normal((d_model, d_model)) / math.sqrt(d_model)).astype(dtype)
+            a[n] = (g.standard_normal((d_model, d_model)) / math.sqrt(d_model)).astype(dtype)
         return a
 
-    cases = []
-    for mask in (False, True):
-        tag = "masked" if mask else "unmasked"
-        cases += [
-            Case(f"T=5 d_model=8 h=2 {tag}", inputs(5, 8), scalars=(2,), kwargs={"mask": mask}),
-            Case(
-                f"T=4 d_model=12 h=3 float32 {tag}",
-                inputs(4, 12, np.float32),
-                scalars=(3,),
-                kwargs={"mask": mask},
-            ),
-            Case(f"T=1 d_model=4 h=4 {tag}", inputs(1, 4), scalars=(4,), kwargs={"mask": mask}),
-            Case(
-                f"large magnitude T=4 d_model=8 h=2 {tag}",
-                inputs(4, 8, mag=60.0),
-                scalars=(2,),
-                kwargs={"mask": mask},
-                large=True,
-            ),
-        ]
-    return cases
+    return _grid(
+        rng, inputs, MHA_SHAPES, large=("T=5 d_model=8 h=2",), scalars=lambda shape: (shape[2],)
+    )
 
 
 def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:

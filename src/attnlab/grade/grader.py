@@ -18,7 +18,7 @@ import numpy as np
 
 from . import diagnosis
 from .diagnosis import Prepared
-from .exercises import EXERCISES, twins
+from .exercises import EXERCISES, repeats, twins
 from .mistakes import hint
 from .notebook import Submission, read_submission
 from .results import CheckResult, Report
@@ -51,7 +51,8 @@ def _finish(
 
 
 def prepared(exercise: str, seed: int) -> Prepared:
-    """The cases, twins and right answers of ``exercise`` at ``seed``, computed once per process
+    """The cases, twins (and repeats) and right answers of ``exercise`` at ``seed``, computed
+    once per process
     (a class graded at one seed computes them once, not once per student)."""
     with _PREPARING:
         return _prepared(exercise, seed)
@@ -61,7 +62,7 @@ def prepared(exercise: str, seed: int) -> Prepared:
 def _prepared(exercise: str, seed: int) -> Prepared:
     ex = EXERCISES[exercise]
     cases = ex.make_cases(np.random.default_rng(seed))
-    pairs = twins(cases, seed)
+    pairs = twins(cases, seed) + repeats(cases)
     expected = [diagnosis.expected_of(ex, c) for c in cases]
     return Prepared(ex, cases, [c for _, c in pairs], [i for i, _ in pairs], expected)
 

@@ -48,6 +48,7 @@ ENTRIES = [
         attention=[{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"},
                    {"max_over": "column"}],
         additive=[{"softmax_over": "features"}],
+        heads=[{"across_heads": "axis"}],
     ),
     _m(
         "softmax_global_sum", "softmax",
@@ -153,6 +154,13 @@ ENTRIES = [
         mask=[{"ahead": 1}],
     ),
     _m(
+        "mask_bottom_right", "mask",
+        "The causal diagonal is aligned to the last key (np.tril(..., k=S-T)); query t must see keys 0..t, counted from the first key: np.tril(np.ones((T, S)), k=0).",
+        "因果マスクの対角線が最後のキーに合わせてあります（np.tril(..., k=S-T)）。クエリ t が見てよいのは先頭から数えてキー 0..t です：np.tril(np.ones((T, S)), k=0)。",
+        "因果掩码的对角线对齐到了最后一个键（np.tril(..., k=S-T)）；查询 t 应看到从第一个键数起的键 0..t：np.tril(np.ones((T, S)), k=0)。",
+        attention=[{"align": "bottom_right"}, {"align": "bottom_right", "fill": -1e9}],
+    ),
+    _m(
         "mask_dtype", "mask",
         "The mask must be a bool array (True = may attend); 0/1 numbers are added to scores by some libraries.",
         "マスクは bool 配列（True = 見てよい）にしてください。0/1 の数値は、ライブラリによってはスコアに足されてしまいます。",
@@ -165,6 +173,13 @@ ENTRIES = [
         "重みが転置されています。スコアは Q Kᵀ（行がクエリ）で、K Qᵀ ではありません。",
         "权重被转置了：分数是 Q Kᵀ（行是查询），不是 K Qᵀ。",
         attention=[{"transpose": True}, {"weights_T": True}],
+    ),
+    _m(
+        "reshape_not_transpose", "scores",
+        "K.reshape(d, S) keeps the numbers in memory order and only relabels the axes; it is not the transpose. Use K.T (or K.transpose()) in Q @ K.T.",
+        "K.reshape(d, S) はメモリ上の並びのまま軸の長さを変えるだけで、転置にはなりません。Q @ K.T のように K.T（または K.transpose()）を使ってください。",
+        "K.reshape(d, S) 只是按内存顺序重新划分轴，并不是转置。请在 Q @ K.T 中使用 K.T（或 K.transpose()）。",
+        attention=[{"kt": "reshape"}],
     ),
     # ---- projections -----------------------------------------------------------------------
     _m(
@@ -206,6 +221,13 @@ ENTRIES = [
         "ヘッドをつないだ後に W_O を掛けてください。この出力射影がヘッドを混ぜ合わせます。",
         "合并各头之后要乘以 W_O：输出投影把各头混合起来。",
         heads=[{"project": False}],
+    ),
+    _m(
+        "heads_out_of_order", "heads",
+        "The heads are joined in another order: head 0's output goes in columns 0..d_k-1, head 1's next, and so on.",
+        "ヘッドをつなぐ順番が違います。ヘッド 0 の出力を列 0..d_k-1 に、次にヘッド 1 の出力を、という順に並べてください。",
+        "各头拼接的顺序不对：头 0 的输出放在第 0..d_k-1 列，接着是头 1，依此类推。",
+        heads=[{"join": "reversed"}],
     ),
     # ---- positions -------------------------------------------------------------------------
     _m(
@@ -275,6 +297,24 @@ ENTRIES = [
         additive=[{"tanh": "outside"}, {"tanh": "key"}, {"tanh": "separate"}],
     ),
     # ---- contract (named by the grader's own checks) ---------------------------------------
+    _m(
+        "wrong_dtype", "contract",
+        "The answer is an integer (or bool) array; weights and outputs are fractions: keep them floating point (no astype(int), no np.zeros(..., dtype=int) to fill).",
+        "答えが整数（または bool）の配列になっています。重みや出力は小数なので、浮動小数点のままにしてください（astype(int) や dtype=int の np.zeros に書き込むのは不可）。",
+        "答案是整数（或 bool）数组；权重和输出都是小数，请保持浮点类型（不要 astype(int)，也不要写进 dtype=int 的 np.zeros）。",
+    ),
+    _m(
+        "low_precision", "contract",
+        "The numbers were computed in half precision (float16): right to about 3 digits only. Compute in the inputs' precision (float64 or float32).",
+        "半精度（float16）で計算されていて、有効数字 3 桁ほどしか合いません。入力と同じ精度（float64 か float32）で計算してください。",
+        "结果是用半精度（float16）算的，只有大约 3 位有效数字正确。请用输入的精度（float64 或 float32）计算。",
+    ),
+    _m(
+        "random_inside", "contract",
+        "The same inputs gave different answers on two calls: something random runs inside the function (dropout, np.random). Attention itself is deterministic.",
+        "同じ入力に対して、2 回の呼び出しで答えが変わりました。関数の中で乱数（ドロップアウトや np.random）が使われています。アテンション自体は決定的な計算です。",
+        "相同的输入在两次调用中得到了不同的答案：函数内部用了随机数（dropout、np.random）。注意力本身是确定性的计算。",
+    ),
     _m(
         "mutates_input", "contract",
         "Your function changed its input arrays: work on new arrays (no in-place ops on arguments).",

@@ -46,18 +46,21 @@ def attention(
     # "add": -1e9 added to them (a fully masked row then keeps its unmasked softmax)
     transpose: bool = False,  # scores computed as K Q^T
     weights_T: bool = False,  # right output, weights returned transposed
+    align: str = "top_left",  # "bottom_right": the causal diagonal ends at the last key
+    kt: str = "transpose",  # "reshape": K.reshape(d, S) where K.T is meant
     **softmax_changes,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(output (T, d_v), weights (T, S)) for 2-D Q (T, d), K (S, d), V (S, d_v)."""
     d = Q.shape[-1]
-    s = (K @ Q.T) if transpose else (Q @ K.T)
+    k_t = K.reshape(d, K.shape[0]) if kt == "reshape" else K.T  # (d, S)
+    s = (K @ Q.T) if transpose else (Q @ k_t)
     divisor = _divisor(scale, d, d_model)
     if scale_at == "scores":
         s = s / divisor
     m = None
     if mask:
         T, S = s.shape
-        m = causal(T, upper=upper, diagonal=diagonal, ahead=ahead, S=S)
+        m = causal(T, upper=upper, diagonal=diagonal, ahead=ahead, S=S, align=align)
         if mask_mode == "before" and fill == "add":
             s = s + np.where(m, 0.0, -1e9)
         elif mask_mode == "before":
@@ -94,12 +97,16 @@ def causal(
     diagonal: bool = True,
     ahead: int = 0,
     S: int | None = None,
+    align: str = "top_left",
 ) -> np.ndarray:
-    """The causal mask (T, S) with its slips (as in ``attention``)."""
-    ones = np.ones((T, T if S is None else S), dtype=bool)
+    """The causal mask (T, S) with its slips (as in ``attention``); ``align="bottom_right"``
+    puts the last query on the last key (``np.tril(k=S-T)``), where query t must see keys 0..t."""
+    S = T if S is None else S
+    ones = np.ones((T, S), dtype=bool)
     if upper:
         return np.triu(ones, 1 if upper == "strict" else 0)
-    return np.tril(ones, (0 if diagonal else -1) + ahead)
+    shift = S - T if align == "bottom_right" else 0
+    return np.tril(ones, (0 if diagonal else -1) + ahead + shift)
 
 
 def self_attention(X, W_Q, W_K, W_V, mask=False, *, values: str = "W_V", **changes):
@@ -131,9 +138,11 @@ def heads(X: np.ndarray, W: np.ndarray, h: int, how: str = "right") -> np.ndarra
 
 
 def merge(outs: np.ndarray, how: str = "right") -> np.ndarray:
-    """(h, T, d_k) -> (T, h * d_k): "right" (transpose then reshape), "reshape" (straight) or
-    "interleaved" (head i written back to columns i::h)."""
+    """(h, T, d_k) -> (T, h * d_k): "right" (transpose then reshape), "reshape" (straight),
+    "interleaved" (head i written back to columns i::h) or "reversed" (the last head first)."""
     h, T, d_k = outs.shape
+    if how == "reversed":
+        outs, how = outs[::-1], "right"
     if how == "interleaved":
         out = np.empty((T, h * d_k), dtype=outs.dtype)
         for i in range(h):
@@ -175,11 +184,15 @@ def multi_head(
 
 
 def _across_heads(Q, K, V, mask, which: str) -> np.ndarray:
-    """(T, d_model) heads joined, with the softmax's sum or max taken over every head at once."""
+    """(T, d_model) heads joined, with the softmax's sum or max taken over every head at once
+    ("sum", "max"), or the whole softmax taken over the heads axis ("axis": axis=0)."""
     s = Q @ K.transpose(0, 2, 1) / math.sqrt(Q.shape[-1])  # (h, T, S)
     if mask:
         s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
     with np.errstate(all="ignore"):
+        if which == "axis":
+            e = np.exp(s - s.max(0, keepdims=True))
+            return merge(e / e.sum(0, keepdims=True) @ V)
         top = s.max() if which == "max" else s.max(-1, keepdims=True)
         e = np.exp(s - top)
         w = e / (e.sum() if which == "sum" else e.sum(-1, keepdims=True))
