@@ -805,6 +805,71 @@ def _fill_zero(node: ast.AST) -> ast.AST:
     return ast.Constant(0.0)
 
 
+# ---- operators for the mistakes of issue 33 -------------------------------------------------
+
+FLOAT_OUT = ("softmax_rows", "scaled_dot_product_attention", "self_attention",
+             "multi_head_attention", "positional_encoding", "additive_attention")  # fmt: skip
+SCALAR_ARGS = {"mask", "num_heads", "T", "d"}
+
+
+def _exercise_fns(tree: ast.AST) -> list[ast.FunctionDef]:
+    return [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in SOLUTIONS]
+
+
+def _exercise_returns(tree: ast.AST) -> list[ast.AST]:
+    return [r.value for f in _exercise_fns(tree) for r in _returns_of(f)]
+
+
+def _each_returned(node: ast.AST, wrap: Callable[[ast.expr], ast.expr]) -> ast.AST:
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple([wrap(copy.deepcopy(e)) for e in node.elts], ast.Load())
+    return wrap(copy.deepcopy(node))
+
+
+def _as_int(node: ast.AST) -> ast.AST:
+    return _each_returned(node, lambda e: ast.parse(f"np.asarray({ast.unparse(e)}).astype(int)",
+                                                    mode="eval").body)  # fmt: skip
+
+
+def _noisy(node: ast.AST) -> ast.AST:
+    def wrap(e):
+        x = ast.unparse(e)
+        noise = f"(1 + 1e-3 * np.random.standard_normal(np.shape({x})))"
+        return ast.parse(f"np.asarray({x}) * {noise}", mode="eval").body
+
+    return _each_returned(node, wrap)
+
+
+def _half_inputs(fn: ast.FunctionDef) -> ast.AST | None:
+    names = [a.arg for a in fn.args.args if a.arg not in SCALAR_ARGS]
+    if not names:
+        return None
+    c = copy.deepcopy(fn)
+    c.body[:0] = [ast.parse(f"{n} = np.asarray({n}, dtype=np.float16)").body[0] for n in names]
+    return c
+
+
+def _key_transposes(tree: ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "T"
+            and isinstance(n.value, ast.Name) and n.value.id.lower().startswith("k")]  # fmt: skip
+
+
+def _reshape_for_transpose(node: ast.Attribute) -> ast.AST:
+    k = node.value.id
+    return ast.parse(f"{k}.reshape({k}.shape[1], {k}.shape[0])", mode="eval").body
+
+
+def _head_joins(tree: ast.AST) -> list[ast.AST]:
+    return [n for n in _calls("concatenate", "hstack")(tree) if n.args
+            and isinstance(n.args[0], (ast.Name, ast.List, ast.ListComp))]  # fmt: skip
+
+
+def _reversed_join(call: ast.Call) -> ast.AST:
+    c = copy.deepcopy(call)
+    c.args[0] = ast.parse(f"list({ast.unparse(call.args[0])})[::-1]", mode="eval").body
+    return c
+
+
 OPERATORS = [
     Operator("sum over columns", "softmax_axis", _calls("sum"), lambda n: _set_axis(n, -2)),
     Operator("max and sum over columns", "softmax_axis", lambda t: [t],
@@ -842,6 +907,13 @@ OPERATORS = [
     Operator("PE one sin/cos changed", "pe_one_function", _sin_cos, _swap_sin_cos, only=("positional_encoding",)),
     Operator("no tanh", "missing_tanh", _tanhs, _unwrap),
     Operator("tanh after v", "tanh_misplaced", _tanh_then_v, _tanh_outside),
+    Operator("answer cast to int", "wrong_dtype", _exercise_returns, _as_int, only=FLOAT_OUT, together=True),
+    Operator("noise in the answer", "random_inside", _exercise_returns, _noisy, only=FLOAT_OUT, together=True),
+    Operator("inputs cast to float16", "low_precision", _exercise_fns, _half_inputs,
+             only=tuple(e for e in FLOAT_OUT if e != "positional_encoding")),
+    Operator("keys reshaped, not transposed", "reshape_not_transpose", _key_transposes, _reshape_for_transpose),
+    Operator("heads joined in reverse", "heads_out_of_order", _head_joins, _reversed_join,
+             only=("multi_head_attention",)),
 ]  # fmt: skip
 
 

@@ -60,7 +60,7 @@ def test_answers_that_are_nan_everywhere_do_not_name_a_mistake_that_leaves_other
     bench, monkeypatch
 ):
     # one of the benchmark's two-mistake mutants: its multi-head solution with the mask
-    # flipped and the softmax summed over the wrong axis. At seed 1 the large cases come out
+    # flipped and the softmax summed over the wrong axis. At seed 5 the large cases come out
     # NaN everywhere, as unstable_softmax's versions do, while the ordinary cases stay
     # unexplained: no id is better than that one
     from attnlab.grade import diagnosis, grade_source
@@ -68,7 +68,7 @@ def test_answers_that_are_nan_everywhere_do_not_name_a_mistake_that_leaves_other
     right = bench.SOLUTIONS["multi_head_attention"]["reshape"]
     two = right.replace("np.tril(", "np.triu(").replace("e.sum(axis=-1,", "e.sum(axis=-2,")
     assert two.count("np.triu(") == 1 and two.count("e.sum(axis=-2,") == 1
-    specific = set(grade_source(two, "multi_head_attention", seed=1).mistakes)
+    specific = set(grade_source(two, "multi_head_attention", seed=5).mistakes)
     assert not specific - {
         "crash",
         "nan_output",
@@ -77,4 +77,4 @@ def test_answers_that_are_nan_everywhere_do_not_name_a_mistake_that_leaves_other
         "softmax_axis",
     }
     monkeypatch.setattr(diagnosis, "_all_broken", lambda got: False)  # the rule's premise
-    assert "unstable_softmax" in grade_source(two, "multi_head_attention", seed=1).mistakes
+    assert "unstable_softmax" in grade_source(two, "multi_head_attention", seed=5).mistakes

@@ -387,3 +387,72 @@ def test_close_is_np_allclose_with_equal_nan():
             with np.errstate(all="ignore"):
                 want = np.allclose(a, b, equal_nan=True, **tol)
             assert close(a, b, **tol) == want, (a, b, tol)
+
+
+def test_cases_cover_the_contract():
+    """Every attention exercise is tried on each combination its contract allows: mask or
+    not x (T = S, T < S, T > S, one query where the contract has keys apart) x float64 and
+    float32, and large magnitudes masked and not; each case has a twin of its shapes."""
+
+    def kind(case):
+        a = case.arrays
+        T = next(iter(a.values())).shape[0]
+        S = a["K"].shape[0] if "K" in a else T
+        rel = "1" if T == 1 else ("=" if T == S else ("<" if T < S else ">"))
+        dtype = next(iter(a.values())).dtype
+        return case.kwargs["mask"], rel, dtype, case.large
+
+    relations = {
+        "scaled_dot_product_attention": {"=", "<", ">", "1"},
+        "self_attention": {"=", "1"},
+        "multi_head_attention": {"=", "1"},
+    }
+    for name, rels in relations.items():
+        prep = prepared(name, 3)
+        seen = {kind(c) for c in prep.cases}
+        for mask in (False, True):
+            for rel in rels:
+                for dtype in (np.float64, np.float32):
+                    assert (mask, rel, np.dtype(dtype), False) in seen, (name, mask, rel, dtype)
+            assert any(k[0] == mask and k[3] for k in seen), (name, mask, "large")
+        twinned = set(prep.twin_of)
+        assert twinned == set(range(len(prep.cases))), name
+
+
+def test_the_version_table_is_checked_when_it_loads():
+    """A version whose keyword no function of its family takes, or an unknown family, is an
+    error at import, not a version that silently never differs."""
+    from attnlab.grade.mistakes import Mistake, check_versions
+    from attnlab.i18n import Text
+
+    hint = Text("x", "x", "x")
+    check_versions([Mistake("ok", "mask", hint, {"attention": [{"align": "bottom_right"}]})])
+    with pytest.raises(ValueError, match="take no"):
+        check_versions([Mistake("typo", "mask", hint, {"attention": [{"allign": "x"}]})])
+    with pytest.raises(ValueError, match="unknown family"):
+        check_versions([Mistake("fam", "mask", hint, {"atention": [{}]})])
+    with pytest.raises(ValueError, match="twice"):
+        check_versions([Mistake("a", "mask", hint), Mistake("a", "mask", hint)])
+
+
+def test_same_inputs_twice_must_give_the_same_answer():
+    """A function with randomness inside (dropout) is named random_inside by the repeated
+    cases, even when a seeded generator makes it repeatable across runs of the grader."""
+    from attnlab.grade.variants import attention
+
+    calls = {"n": 0}
+
+    def noisy(Q, K, V, mask=False):
+        calls["n"] += 1
+        out = attention(Q, K, V, mask)[0]
+        return out * (1 + 1e-3 * np.random.default_rng(calls["n"]).standard_normal(out.shape))
+
+    prep = prepared("scaled_dot_product_attention", 0)
+    report = verdict(prep, run_in_process(noisy, [*prep.cases, *prep.twins]), [], "en")
+    assert report.mistakes[0] == "random_inside", report.mistakes
+
+    def steady(Q, K, V, mask=False):
+        return attention(Q, K, V, mask)[0]
+
+    report = verdict(prep, run_in_process(steady, [*prep.cases, *prep.twins]), [], "en")
+    assert report.passed, report.mistakes

@@ -23,18 +23,18 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..parity import compare
-from .exercises import PAIR, Case, Exercise, Pairs, two_at_once
+from .exercises import Case, Exercise, MistakeId, Pairs
 from .results import CheckResult
 from .sandbox import CaseResult, RunResult
 
-# (mistake id, which of its versions) -> True: reproduces the answer; False: refuted by it
-Evidence = dict[tuple[str, int], bool]
+# (mistake id or pair of ids, which of its versions) -> True: reproduces the answer; False: refuted
+Version = tuple[MistakeId, int]
+Evidence = dict[Version, bool]
 FORBIDDEN = ("attnlab", "torch")
 MODULE_NAME = re.compile(r"^(attnlab|torch)(\.[A-Za-z_]\w*)*$")  # "attnlab.ref"
 IMPORT_TEXT = re.compile(r"\b(?:import|from)\s+(attnlab|torch)\b")  # exec("import torch")
@@ -75,9 +75,7 @@ class Prepared:
             self._naive[i, low] = out
         return self._naive[i, low]
 
-    def candidates(
-        self, i: int, low: bool = False, pairs: Pairs = False
-    ) -> dict[tuple[str, int], tuple]:
+    def candidates(self, i: int, low: bool = False, pairs: Pairs = False) -> dict[Version, tuple]:
         """Case ``i``'s versions that differ from the right answer, by (id, which version),
         computed in float64 (or float32 when ``low``: an answer computed in float32
         overflows, and rounds, where float32 does); ``pairs``: the versions of two mistakes at
@@ -94,7 +92,7 @@ class Prepared:
             }
         return self._candidates[i, low, pairs]
 
-    def versions(self, i: int, pairs: Pairs = False) -> dict[tuple[str, int], tuple | None]:
+    def versions(self, i: int, pairs: Pairs = False) -> dict[Version, tuple | None]:
         """Every version's outputs on case ``i`` in float64, None where it cannot run on these
         shapes (as a learner's code with that mistake cannot either); once per case."""
         if self._versions is None:
@@ -103,11 +101,10 @@ class Prepared:
             self._versions[i, pairs] = self._run(i, None, pairs)
         return self._versions[i, pairs]
 
-    def _run(self, i: int, dtype, pairs: Pairs) -> dict[tuple[str, int], tuple | None]:
+    def _run(self, i: int, dtype, pairs: Pairs) -> dict[Version, tuple | None]:
         c = self.cases[i]
         args = [a.astype(dtype) if dtype else a for a in as_float64(c)]
-        with two_at_once(pairs) if pairs else nullcontext():
-            found = self.ex.mistakes(*args, *c.scalars, **c.kwargs)
+        found = self.ex.mistakes(*args, *c.scalars, **c.kwargs, pairs=pairs)
         return {(mid, k): out for mid, alts in found.items() for k, out in enumerate(alts)}
 
 
@@ -403,7 +400,7 @@ def evidence(prep: Prepared, i: int, got: list, pairs: Pairs = False) -> Evidenc
     return found
 
 
-def supported(matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, int]]) -> list[str]:
+def supported(matched: dict[Version, set[int]], refuted: set[Version]) -> list[MistakeId]:
     """Ids with a version that reproduced the answer on some cases and was refuted on none,
     the best supported first; an id whose cases are all explained by the ids before it adds
     nothing and is left out (two versions that both break into NaN on the same large case do
@@ -418,10 +415,10 @@ def supported(matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, 
 
 
 def _cases_by_id(
-    matched: dict[tuple[str, int], set[int]], refuted: set[tuple[str, int]]
-) -> dict[str, set[int]]:
+    matched: dict[Version, set[int]], refuted: set[Version]
+) -> dict[MistakeId, set[int]]:
     """Per id, the cases its unrefuted versions reproduced."""
-    cases: dict[str, set[int]] = {}
+    cases: dict[MistakeId, set[int]] = {}
     for (mid, k), where in matched.items():
         if (mid, k) not in refuted:
             cases.setdefault(mid, set()).update(where)
@@ -559,73 +556,142 @@ def attempt_checks(run: RunResult) -> list[CheckResult]:
 # ---- all cases --------------------------------------------------------------------------------
 
 
-def judge(
-    prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], tuple], printed: str = ""
-) -> tuple[list[CheckResult], list[str]]:
-    """The checks of every case and the mistake ids, best supported first."""
+@dataclass
+class Findings:
+    """What the case checks saw, which the naming and then the rules turn into ordered ids."""
+
+    prep: Prepared
+    run: RunResult
+    checks: list[CheckResult]
+    answers: list[list | None]  # per case: the returned arrays, None where none could be judged
+    direct: list[str]  # ids the checks saw themselves, once per case that showed them
+    unshaped: dict[str, dict[int, CaseResult]]  # crash / wrong_return: their cases
+    mutated: list[str]  # the inputs changed in place
+    printed: str = ""  # the learner's printed output
+    named: list[MistakeId] = field(default_factory=list)  # ids a version reproduced
+    keys: list[Version] = field(default_factory=list)  # those versions
+    ids: list[str] = field(default_factory=list)  # the verdict's ids, best supported first
+
+
+def case_checks(prep: Prepared, run: RunResult, printed: str = "") -> Findings:
+    """One check per case (shape first, then the numbers), then the whole-run checks: inputs
+    left alone, the same answer for the same inputs."""
     ex, cases = prep.ex, prep.cases
-    checks: list[CheckResult] = []
-    direct: list[str] = []
-    mutated: list[str] = []
-    answers: list[list | None] = []
-    unshaped: dict[str, dict[int, CaseResult]] = {}  # crash / wrong_return: their cases
+    f = Findings(prep, run, [], [], [], {}, [], printed)
     for i, (case, cr) in enumerate(zip(cases, run.cases, strict=False)):
         check, ids = shape_check(ex, case, cr, prep.expected[i])
         got = None
         if ids in (["crash"], ["wrong_return"]):
-            unshaped.setdefault(ids[0], {})[i] = cr
+            f.unshaped.setdefault(ids[0], {})[i] = cr
         if check is None:
             got = cr.outputs[: len(ex.returns)]
             found, ids = problems(prep, i, got)
             check = CheckResult(case.name, not found, "; ".join(found))
-        checks.append(check)
-        answers.append(got)
-        direct += ids
+        f.checks.append(check)
+        f.answers.append(got)
+        f.direct += ids
         for (name, before), after in zip(case.arrays.items(), cr.inputs_after, strict=False):
-            if not np.array_equal(before, after, equal_nan=True) and name not in mutated:
-                mutated.append(name)
+            if not np.array_equal(before, after, equal_nan=True) and name not in f.mutated:
+                f.mutated.append(name)
     if any(c.arrays for c in cases):  # exercises with array inputs: were they left alone?
-        msg = "" if not mutated else f"changed its input(s) {', '.join(mutated)} in place"
+        msg = "" if not f.mutated else f"changed its input(s) {', '.join(f.mutated)} in place"
         answered = any(cr.error is None and cr.outputs for cr in run.cases)
-        checks.append(CheckResult("inputs left unchanged", not mutated, msg, scored=answered))
+        f.checks.append(CheckResult("inputs left unchanged", not f.mutated, msg, scored=answered))
     random = randomness(prep, run)
     if random is not None:
-        checks.append(random)
-        direct.insert(0, "random_inside")
-    failed = any(not c.passed for c in checks)
-    case_checks = zip(answers, checks[: len(answers)], strict=True)
-    wrong = {i for i, (got, c) in enumerate(case_checks) if got and not c.passed}
-    named, keys, covered = _named_versions(prep, answers, wrong) if failed else ([], [], set())
-    if failed and wrong - covered:  # the ids named leave wrong answers: two mistakes at once?
-        pair, pair_keys = _named_pair(prep, answers, wrong)
+        f.checks.append(random)
+        f.direct.insert(0, "random_inside")
+    return f
+
+
+def name_versions(f: Findings) -> None:
+    """The ids whose versions reproduce the wrong answers: one mistake each, or, when those
+    leave wrong answers unexplained, two made at once."""
+    if all(c.passed for c in f.checks):
+        return
+    pairs = zip(f.answers, f.checks[: len(f.answers)], strict=True)
+    wrong = {i for i, (got, c) in enumerate(pairs) if got and not c.passed}
+    f.named, f.keys, covered = _named_versions(f.prep, f.answers, wrong)
+    if wrong - covered:
+        pair, pair_keys = _named_pair(f.prep, f.answers, wrong)
         if pair:
-            named, keys = pair, pair_keys
-    if named:  # a known mistake explains the NaN: no separate nan_output
-        direct = [m for m in direct if m != "nan_output"]
-    for generic, where in unshaped.items():  # each all explained by a named mistake: not news
-        if keys and all(_explains(prep, keys, i, cr) for i, cr in where.items()):
-            direct = [m for m in direct if m != generic]
-    counts = {m: direct.count(m) for m in direct}
-    ordered = named + sorted(counts, key=lambda m: -counts[m])
-    attempts = attempt_checks(run)
-    if attempts:  # whatever it answered after failing to reach them is a consequence
-        checks += attempts
-        ordered = ["forbidden_import", *(m for m in ordered if m != "forbidden_import")]
-    elif not named and hardcoded(prep, run, expected_of_twin):
-        ordered.insert(0, "hardcoded_output")
-    tampering = tampering_checks(run, printed)
+            f.named, f.keys = pair, pair_keys
+
+
+def _nan_explained(f: Findings) -> None:
+    if f.named:
+        f.direct = [m for m in f.direct if m != "nan_output"]
+
+
+def _unshaped_explained(f: Findings) -> None:
+    for generic, where in f.unshaped.items():
+        if f.keys and all(_explains(f.prep, f.keys, i, cr) for i, cr in where.items()):
+            f.direct = [m for m in f.direct if m != generic]
+
+
+def _in_order(f: Findings) -> None:
+    counts = {m: f.direct.count(m) for m in f.direct}
+    f.ids = [*f.named, *sorted(counts, key=lambda m: -counts[m])]
+
+
+def _attempts_first(f: Findings) -> None:
+    attempts = attempt_checks(f.run)
+    if attempts:
+        f.checks += attempts
+        f.ids = ["forbidden_import", *(m for m in f.ids if m != "forbidden_import")]
+
+
+def _stored_answers(f: Findings) -> None:
+    if f.named or f.run.attempts:
+        return
+
+    def expected_of_twin(j: int) -> tuple:
+        return expected_of(f.prep.ex, f.prep.twins[j])
+
+    if hardcoded(f.prep, f.run, expected_of_twin):
+        f.ids.insert(0, "hardcoded_output")
+
+
+def _tampering_first(f: Findings) -> None:
+    tampering = tampering_checks(f.run, f.printed)
     if tampering:
-        checks += tampering
-        ordered.insert(0, "grader_tampering")
-    return checks, ordered + (["mutates_input"] if mutated else [])
+        f.checks += tampering
+        f.ids.insert(0, "grader_tampering")
+
+
+def _mutation_last(f: Findings) -> None:
+    if f.mutated:
+        f.ids.append("mutates_input")
+
+
+# The rules that turn the findings into the verdict's ids, in the order they apply.
+RULES: list[tuple[str, Callable[[Findings], None]]] = [
+    ("a named mistake explains the NaN it makes: no separate nan_output", _nan_explained),
+    ("a named mistake explains its crashes and wrong shapes", _unshaped_explained),
+    ("named ids first, then what the checks saw, most cases first", _in_order),
+    ("a forbidden attempt comes first: what follows is its consequence", _attempts_first),
+    ("stored answers, where no version and no attempt explains them", _stored_answers),
+    ("tampering comes first: it is named beside whatever the numbers show", _tampering_first),
+    ("inputs changed in place come last", _mutation_last),
+]
+
+
+def judge(prep: Prepared, run: RunResult, printed: str = "") -> tuple[list[CheckResult], list[str]]:
+    """The checks of every case and the mistake ids, best supported first: the case checks,
+    the versions that reproduce the answers, then ``RULES`` in order."""
+    f = case_checks(prep, run, printed)
+    name_versions(f)
+    for _, rule in RULES:
+        rule(f)
+    return f.checks, f.ids
 
 
 def _support(
     prep: Prepared, answers: list[list | None], pairs: Pairs = False
-) -> tuple[dict[tuple[str, int], set[int]], set[tuple[str, int]]]:
+) -> tuple[dict[Version, set[int]], set[Version]]:
     """The cases each version reproduced, and the versions some answer refuted."""
-    matched: dict[tuple[str, int], set[int]] = {}
-    refuted: set[tuple[str, int]] = set()
+    matched: dict[Version, set[int]] = {}
+    refuted: set[Version] = set()
     for i, got in enumerate(answers):
         if got is None:
             continue
@@ -639,7 +705,7 @@ def _support(
 
 def _named_versions(
     prep: Prepared, answers: list[list | None], wrong: set[int]
-) -> tuple[list[str], list[tuple[str, int]], set[int]]:
+) -> tuple[list[str], list[Version], set[int]]:
     """The ids the versions support, the versions that reproduced an answer unrefuted, and
     the cases those reproduced. An answer that is NaN everywhere matches many wrong versions:
     an id seen only in such answers is named only when no wrong answer is left unexplained."""
@@ -656,7 +722,7 @@ def _named_versions(
 
 def _named_pair(
     prep: Prepared, answers: list[list | None], wrong: set[int]
-) -> tuple[list[str], list[tuple[str, int]]]:
+) -> tuple[list[str], list[Version]]:
     """Two mistakes made at once: versions that make both reproduce every
     wrong answer (``wrong``: the cases whose numbers failed), and none is refuted. Of such
     pairs, only the ids they all share are named (two pairs that fit equally well do not tell
@@ -674,17 +740,18 @@ def _named_pair(
     best = [pair for pair, where in _cases_by_id(matched, refuted).items() if wrong <= where]
     if not best:
         return [], []
-    shared = set.intersection(*(set(pair.split(PAIR)) for pair in best))
-    named = [m for m in best[0].split(PAIR) if m in shared]
+    shared = set.intersection(*(set(pair) for pair in best))
+    named = [m for m in best[0] if m in shared]
     return named, [key for key in matched if key not in refuted and key[0] in best]
 
 
-def _explains(prep: Prepared, keys: list[tuple[str, int]], i: int, cr: CaseResult) -> bool:
+def _explains(prep: Prepared, keys: list[Version], i: int, cr: CaseResult) -> bool:
     """Whether a version of a named mistake fails on case ``i`` as the learner's code did: it
     cannot run on these shapes where the code raised, or its arrays have the code's shapes
     (``missing_keepdims`` breaks on a non-square input and broadcasts a column to a square)."""
     for key in keys:
-        out = prep.versions(i, frozenset({key[0]}) if PAIR in key[0] else False).get(key)
+        pair = key[0]
+        out = prep.versions(i, frozenset({pair}) if isinstance(pair, tuple) else False).get(key)
         if cr.error:
             if out is None:
                 return True

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -49,7 +47,8 @@ class Exercise:
     doc: str  # the contract, for the starter file
     make_cases: Callable[[np.random.Generator], list[Case]]
     reference: Callable[..., Outputs]  # float64 inputs -> float64 outputs
-    mistakes: Callable[..., dict[str, list[Outputs | None]]] = lambda *a, **k: {}
+    # (args..., pairs=...) -> {id: [outputs of each version]} (``_candidates``)
+    mistakes: Callable[..., dict[MistakeId, list[Outputs | None]]] = lambda *a, **k: {}
     allowed_imports: tuple[str, ...] | None = NUMPY_ONLY
     lesson: int | None = None
     # the right answer computed plainly in the inputs' precision: float32 answers may err at most
@@ -77,9 +76,14 @@ def twins(cases: list[Case], seed: int) -> list[tuple[int, Case]]:
 
 
 def repeats(cases: list[Case], n: int = 2) -> list[tuple[int, Case]]:
-    """The first ``n`` cases with array inputs again, unchanged: a function that computes
-    gives the same answer twice; one with randomness inside (dropout) does not."""
-    found = [(i, c) for i, c in enumerate(cases) if c.arrays][:n]
+    """The ``n`` largest cases again, unchanged: a function that computes gives the same
+    answer twice; one with randomness inside (dropout) does not (the largest, so that a
+    random mask over their cells is very unlikely to come out the same twice)."""
+
+    def size(c: Case) -> int:
+        return sum(a.size for a in c.arrays.values()) + sum(int(v) for v in c.scalars)
+
+    found = sorted(enumerate(cases), key=lambda ic: -size(ic[1]))[:n]
     return [
         (i, Case(c.name + " (again)", {k: a.copy() for k, a in c.arrays.items()}, c.scalars,
                  dict(c.kwargs), c.large))
@@ -103,44 +107,35 @@ def _fixed() -> np.random.Generator:
     return np.random.default_rng(20241130)
 
 
-PAIR = "+"  # joins the ids of two mistakes made at once: "unstable_softmax+missing_keepdims"
-Pairs = bool | frozenset[str]  # False: single mistakes; True: every pair; a set: those pairs
-_PAIRS: ContextVar[Pairs] = ContextVar("pairs", default=False)
+MistakeId = str | tuple[str, str]  # one mistake's id, or two made at once: (a, b)
+# which versions to build: False, one mistake at a time; True, every pair of two mistakes made
+# at once; a frozenset, only those pairs
+Pairs = bool | frozenset[tuple[str, str]]
 
 
-@contextmanager
-def two_at_once(only: Pairs = True) -> Iterator[None]:
-    """While inside, an exercise's ``mistakes`` gives versions that make two of its mistakes
-    at once ("a+b": each version of a with each of b that changes other keywords); ``only``:
-    just those pair ids."""
-    token = _PAIRS.set(only)
-    try:
-        yield
-    finally:
-        _PAIRS.reset(token)
-
-
-def _candidates(fn: Callable, *families: str, mask: bool = True) -> dict[str, list]:
+def _candidates(
+    fn: Callable, *families: str, mask: bool = True, pairs: Pairs = False
+) -> dict[MistakeId, list]:
     """{id: [outputs of each version]} for the mistakes with versions in ``families`` (one
     table: an id in two of them has the versions of both, in order): ``fn(**c)`` runs one
-    version (None where it cannot run on these shapes). Mask mistakes need a mask. Under
-    ``two_at_once``, the pairs of those mistakes, across families too."""
+    version (None where it cannot run on these shapes). Mask mistakes need a mask. With
+    ``pairs``, the versions of two mistakes made at once, across families too, keyed (a, b):
+    each version of a with each of b that changes other keywords."""
     table: dict[str, list[dict]] = {}
     for family in families:
         for mid, changes in versions(family).items():
             if mask or MISTAKES[mid].step != "mask":
                 table.setdefault(mid, []).extend(changes)
-    pairs = _PAIRS.get()
     if pairs:
         return {
-            f"{a}{PAIR}{b}": [
+            (a, b): [
                 wrong.safe(fn, **ca, **cb)
                 for ca in table[a]
                 for cb in table[b]
                 if not ca.keys() & cb.keys()
             ]
             for a, b in itertools.combinations(table, 2)
-            if pairs is True or f"{a}{PAIR}{b}" in pairs
+            if pairs is True or (a, b) in pairs
         }
     return {mid: [wrong.safe(fn, **c) for c in changes] for mid, changes in table.items()}
 
@@ -162,8 +157,8 @@ def _softmax_cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
-def _softmax_mistakes(x) -> dict[str, list[Outputs | None]]:
-    return _candidates(lambda **c: (wrong.softmax(x, **c),), "softmax")
+def _softmax_mistakes(x, pairs: Pairs = False) -> dict[MistakeId, list[Outputs | None]]:
+    return _candidates(lambda **c: (wrong.softmax(x, **c),), "softmax", pairs=pairs)
 
 
 # ---- causal_mask ------------------------------------------------------------------------------
@@ -173,8 +168,8 @@ def _mask_cases(rng: np.random.Generator) -> list[Case]:
     return [Case(f"T={T}", {}, scalars=(T,)) for T in (1, 3, 5, int(rng.integers(6, 12)))]
 
 
-def _mask_mistakes(T: int) -> dict[str, list[Outputs]]:
-    return _candidates(lambda **c: (wrong.causal(T, **c),), "mask")
+def _mask_mistakes(T: int, pairs: Pairs = False) -> dict[MistakeId, list[Outputs]]:
+    return _candidates(lambda **c: (wrong.causal(T, **c),), "mask", pairs=pairs)
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------------
@@ -250,8 +245,11 @@ def _sdpa_ref(Q, K, V, mask=False) -> Outputs:
     return (_reference_attention(Q, K, V, mask)[0],)
 
 
-def _sdpa_mistakes(Q, K, V, mask=False):
-    return _candidates(lambda **c: wrong.attention(Q, K, V, mask, **c)[:1], "attention", mask=mask)
+def _sdpa_mistakes(Q, K, V, mask=False, pairs: Pairs = False):
+    def run(**c):
+        return wrong.attention(Q, K, V, mask, **c)[:1]
+
+    return _candidates(run, "attention", mask=mask, pairs=pairs)
 
 
 # ---- self_attention (the course's mini project) ----------------------------------------------
@@ -300,11 +298,11 @@ def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
     return _reference_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
 
 
-def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False):
+def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False, pairs: Pairs = False):
     def run(**c):
         return wrong.self_attention(X, W_Q, W_K, W_V, mask, **c)
 
-    return _candidates(run, "attention", "projections", mask=mask)
+    return _candidates(run, "attention", "projections", mask=mask, pairs=pairs)
 
 
 # ---- multi_head_attention --------------------------------------------------------------------
@@ -335,11 +333,11 @@ def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
     return (out,)
 
 
-def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False):
+def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False, pairs: Pairs = False):
     def run(**c):
         return (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),)
 
-    return _candidates(run, "attention", "heads", mask=mask)
+    return _candidates(run, "attention", "heads", mask=mask, pairs=pairs)
 
 
 # ---- positional_encoding ---------------------------------------------------------------------
@@ -352,8 +350,8 @@ def _pe_cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
-def _pe_mistakes(T, d):
-    return _candidates(lambda **c: (wrong.positional(T, d, **c),), "positions")
+def _pe_mistakes(T, d, pairs: Pairs = False):
+    return _candidates(lambda **c: (wrong.positional(T, d, **c),), "positions", pairs=pairs)
 
 
 def _pe_probes(T, d, got: list[np.ndarray]) -> dict[str, list[Outputs | None]]:
@@ -400,8 +398,11 @@ def _additive_ref(query, keys, W_q, W_k, v) -> Outputs:
     return w @ keys, w
 
 
-def _additive_mistakes(query, keys, W_q, W_k, v):
-    return _candidates(lambda **c: wrong.additive(query, keys, W_q, W_k, v, **c), "additive")
+def _additive_mistakes(query, keys, W_q, W_k, v, pairs: Pairs = False):
+    def run(**c):
+        return wrong.additive(query, keys, W_q, W_k, v, **c)
+
+    return _candidates(run, "additive", pairs=pairs)
 
 
 def _naive_mha(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:

@@ -180,11 +180,7 @@ def verdict(prep: Prepared, run: RunResult, checks: list[CheckResult], lang: str
     ``checks`` (the gate checks already passed), the smallest failing weights, any tampering.
     Shared by the sandboxed grader and ``check`` (in-process)."""
     ex = prep.ex
-
-    def expected_of_twin(j: int) -> tuple:
-        return diagnosis.expected_of(ex, prep.twins[j])
-
-    case_checks, mistakes = diagnosis.judge(prep, run, expected_of_twin, meta.get("output", ""))
+    case_checks, mistakes = diagnosis.judge(prep, run, meta.get("output", ""))
     meta["shown"] = _smallest_failing_weights(prep, run, case_checks)
     return _finish(ex.name, checks + case_checks, mistakes, lang, **meta)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..i18n import Text
+from . import variants
 
 
 @dataclass(frozen=True)
@@ -372,6 +373,26 @@ ENTRIES = [
     ),
 ]  # fmt: skip
 
+
+def check_versions(entries: list[Mistake]) -> None:
+    """Every version names a known family and only keywords that family's functions take
+    (``variants.FAMILIES``); ids are unique. Run when this module loads."""
+    seen: set[str] = set()
+    for m in entries:
+        if m.id in seen:
+            raise ValueError(f"mistake {m.id!r} is in the table twice")
+        seen.add(m.id)
+        for family, changes in m.versions.items():
+            if family not in variants.FAMILIES:
+                raise ValueError(f"mistake {m.id!r}: unknown family {family!r}")
+            allowed = variants.keywords(family)
+            for change in changes:
+                unknown = sorted(set(change) - allowed)
+                if unknown:
+                    raise ValueError(f"mistake {m.id!r}: {family} versions take no {unknown}")
+
+
+check_versions(ENTRIES)
 MISTAKES: dict[str, Mistake] = {m.id: m for m in ENTRIES}
 
 

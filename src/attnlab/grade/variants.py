@@ -9,6 +9,7 @@ differs from the right answer on that case), so a name always comes with its evi
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -262,3 +263,27 @@ def additive(
         }[tanh]
         w = np.ones_like(pre) if softmax_over == "features" else softmax(pre, **softmax_changes)
     return w @ keys, w
+
+
+# Each family of exercises and the functions its versions' keywords go to: the first runs the
+# version, the others receive the keywords it passes on (``mistakes`` checks every version's
+# keywords against this when it loads, so a misspelt change fails at import, not silently).
+FAMILIES: dict[str, tuple] = {
+    "softmax": (softmax,),
+    "mask": (causal,),
+    "attention": (attention, causal, softmax),
+    "projections": (self_attention, attention, causal, softmax),
+    "heads": (multi_head, attention, causal, softmax),
+    "positions": (positional,),
+    "additive": (additive, softmax),
+}
+
+
+def keywords(family: str) -> set[str]:
+    """The keyword changes the versions of ``family`` may make."""
+    return {
+        name
+        for fn in FAMILIES[family]
+        for name, p in inspect.signature(fn).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty
+    }
