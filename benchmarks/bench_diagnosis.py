@@ -26,6 +26,7 @@ import argparse
 import ast
 import contextlib
 import copy
+import difflib
 import io
 import random
 import sys
@@ -1139,11 +1140,28 @@ def _load(source: str, exercise: str) -> Callable:
     return ns[exercise]
 
 
+def mutated_lines(m: Mutant) -> set[int]:
+    """The 1-based lines of the mutant that differ from its solution (as both unparse)."""
+    before = ast.unparse(ast.parse(solutions()[m.exercise][m.style])).splitlines()
+    after = m.source.splitlines()
+    changed: set[int] = set()
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            changed |= set(range(j1 + 1, j2 + 1))
+    return changed
+
+
+LINES: dict[tuple[str, str, str, int], bool] = {}  # (exercise, style, operator, site) -> line right
+
+
 def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
     """(right/unnamed/wrong/still_correct, the ids named, whether the numbers equal the right
-    answer everywhere) for one mutant at one seed, judged by the grader's own code."""
+    answer everywhere) for one mutant at one seed, judged by the grader's own code. For a
+    mutant named right, whether the line the report shows is a mutated one goes to ``LINES``."""
     from attnlab.grade.grader import prepared, verdict
     from attnlab.grade.inprocess import run_in_process
+    from attnlab.grade.lines import in_process
 
     prep = prepared(m.exercise, seed)
     try:
@@ -1152,8 +1170,12 @@ def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
         return "unnamed", ["crash"], False
     with np.errstate(all="ignore"), contextlib.redirect_stdout(io.StringIO()):  # its prints
         run = run_in_process(fn, [*prep.cases, *prep.twins])
-        r = verdict(prep, run, [], "en")
+        r = verdict(prep, run, [], "en", trace=lambda f: in_process(fn, f))
     same = _same_numbers(prep, run)
+    expect = m.operator.expect
+    if expect in r.mistakes:
+        key = (m.exercise, m.style, m.operator.name, m.site)
+        LINES[key] = LINES.get(key, True) and bool(set(r.lines.get(expect, [])) & mutated_lines(m))
     specific = [x for x in r.mistakes if x not in GENERIC]
     if m.operator.expect == "pass":
         return ("still_correct" if r.passed else "wrong"), r.mistakes, same
@@ -1259,6 +1281,14 @@ def main(argv: list[str] | None = None) -> int:
     print(table(result["per_operator"], "operator", ops) + "\n")
     s = summary(result)
     print(f"named wrong: {s['wrong']}; named right (operators with an id): {s['right_share']:.1%}")
+    print(f"line shown is the mutated one: {sum(LINES.values())}/{len(LINES)} named mutants "
+          f"({sum(LINES.values()) / max(1, len(LINES)):.1%})")  # fmt: skip
+    by_op = defaultdict(list)
+    for (_, _, op, _), hit in LINES.items():
+        by_op[op].append(hit)
+    print(
+        "  per operator: " + ", ".join(f"{op} {sum(h)}/{len(h)}" for op, h in sorted(by_op.items()))
+    )
     for kind, m, seed, ids in result["misses"][: args.misses]:
         print(f"\n{kind}: {m.exercise}/{m.style} '{m.operator.name}' site {m.site} seed {seed}: "
               f"{ids}\n{m.source}")  # fmt: skip

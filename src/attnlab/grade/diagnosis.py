@@ -570,6 +570,7 @@ class Findings:
     printed: str = ""  # the learner's printed output
     named: list[MistakeId] = field(default_factory=list)  # ids a version reproduced
     keys: list[Version] = field(default_factory=list)  # those versions
+    where: dict[Version, set[int]] = field(default_factory=dict)  # the cases each reproduced
     ids: list[str] = field(default_factory=list)  # the verdict's ids, best supported first
 
 
@@ -611,11 +612,11 @@ def name_versions(f: Findings) -> None:
         return
     pairs = zip(f.answers, f.checks[: len(f.answers)], strict=True)
     wrong = {i for i, (got, c) in enumerate(pairs) if got and not c.passed}
-    f.named, f.keys, covered = _named_versions(f.prep, f.answers, wrong)
+    f.named, f.keys, covered, f.where = _named_versions(f.prep, f.answers, wrong)
     if wrong - covered:
-        pair, pair_keys = _named_pair(f.prep, f.answers, wrong)
+        pair, pair_keys, where = _named_pair(f.prep, f.answers, wrong)
         if pair:
-            f.named, f.keys = pair, pair_keys
+            f.named, f.keys, f.where = pair, pair_keys, where
 
 
 def _nan_explained(f: Findings) -> None:
@@ -676,14 +677,14 @@ RULES: list[tuple[str, Callable[[Findings], None]]] = [
 ]
 
 
-def judge(prep: Prepared, run: RunResult, printed: str = "") -> tuple[list[CheckResult], list[str]]:
-    """The checks of every case and the mistake ids, best supported first: the case checks,
-    the versions that reproduce the answers, then ``RULES`` in order."""
+def judge(prep: Prepared, run: RunResult, printed: str = "") -> Findings:
+    """The checks of every case and the mistake ids (``.checks``, ``.ids``, best supported
+    first): the case checks, the versions that reproduce the answers, then ``RULES`` in order."""
     f = case_checks(prep, run, printed)
     name_versions(f)
     for _, rule in RULES:
         rule(f)
-    return f.checks, f.ids
+    return f
 
 
 def _support(
@@ -705,7 +706,7 @@ def _support(
 
 def _named_versions(
     prep: Prepared, answers: list[list | None], wrong: set[int]
-) -> tuple[list[str], list[Version], set[int]]:
+) -> tuple[list[MistakeId], list[Version], set[int], dict[Version, set[int]]]:
     """The ids the versions support, the versions that reproduced an answer unrefuted, and
     the cases those reproduced. An answer that is NaN everywhere matches many wrong versions:
     an id seen only in such answers is named only when no wrong answer is left unexplained."""
@@ -717,32 +718,32 @@ def _named_versions(
         weak = {m for m in named if all(matched[k] <= broken for k in keys if k[0] == m)}
         named = [m for m in named if m not in weak]
         keys = [key for key in keys if key[0] not in weak]
-    return named, keys, set().union(*(matched[key] for key in keys))
+    return named, keys, set().union(*(matched[key] for key in keys)), matched
 
 
 def _named_pair(
     prep: Prepared, answers: list[list | None], wrong: set[int]
-) -> tuple[list[str], list[Version]]:
+) -> tuple[list[str], list[Version], dict[Version, set[int]]]:
     """Two mistakes made at once: versions that make both reproduce every
     wrong answer (``wrong``: the cases whose numbers failed), and none is refuted. Of such
     pairs, only the ids they all share are named (two pairs that fit equally well do not tell
     their other ids apart)."""
     if not wrong:
-        return [], []
+        return [], [], {}
     # every pair on one wrong answer, then only the pairs that reproduced it (a pair must
     # reproduce them all): a tenth of the versions to run
     first = min(wrong)
     fits = evidence(prep, first, answers[first], pairs=True)
     alive = frozenset(key[0] for key, fit in fits.items() if fit)
     if not alive:
-        return [], []
+        return [], [], {}
     matched, refuted = _support(prep, answers, pairs=alive)
     best = [pair for pair, where in _cases_by_id(matched, refuted).items() if wrong <= where]
     if not best:
-        return [], []
+        return [], [], {}
     shared = set.intersection(*(set(pair) for pair in best))
     named = [m for m in best[0] if m in shared]
-    return named, [key for key in matched if key not in refuted and key[0] in best]
+    return named, [key for key in matched if key not in refuted and key[0] in best], matched
 
 
 def _explains(prep: Prepared, keys: list[Version], i: int, cr: CaseResult) -> bool:

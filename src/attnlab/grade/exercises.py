@@ -47,8 +47,9 @@ class Exercise:
     doc: str  # the contract, for the starter file
     make_cases: Callable[[np.random.Generator], list[Case]]
     reference: Callable[..., Outputs]  # float64 inputs -> float64 outputs
-    # (args..., pairs=...) -> {id: [outputs of each version]} (``_candidates``)
-    mistakes: Callable[..., dict[MistakeId, list[Outputs | None]]] = lambda *a, **k: {}
+    # a wrong version: (args..., **case keywords, **changes) -> outputs; the changes are the
+    # versions of the mistakes of ``families`` in the table of ``mistakes``
+    variant: Callable[..., Outputs] | None = None
     allowed_imports: tuple[str, ...] | None = NUMPY_ONLY
     lesson: int | None = None
     # the right answer computed plainly in the inputs' precision: float32 answers may err at most
@@ -57,6 +58,38 @@ class Exercise:
     # candidates built from the learner's own answer (args..., got) -> {id: [outputs]}: a
     # hypothesis read off the answer, kept only if rebuilding from it reproduces the answer
     probes: Callable[..., dict[str, list[Outputs | None]]] | None = None
+    families: tuple[str, ...] = ()
+
+    def version_table(self, mask: bool = True) -> dict[str, list[dict]]:
+        """{id: [changes, ...]} of the mistakes with versions in this exercise's families (an
+        id in two of them has the versions of both, in order); mask mistakes need a mask."""
+        table: dict[str, list[dict]] = {}
+        for family in self.families:
+            for mid, changes in versions(family).items():
+                if mask or MISTAKES[mid].step != "mask":
+                    table.setdefault(mid, []).extend(changes)
+        return table
+
+    def changes(self, mid: MistakeId, k: int, mask: bool = True) -> dict:
+        """The keyword changes of version ``k`` of ``mid`` (of a pair: both mistakes' changes,
+        in ``_candidates``' order)."""
+        table = self.version_table(mask)
+        if isinstance(mid, str):
+            return table[mid][k]
+        a, b = mid
+        both = [{**ca, **cb} for ca in table[a] for cb in table[b] if not ca.keys() & cb.keys()]
+        return both[k]
+
+    def mistakes(self, *args, pairs: Pairs = False, **kwargs) -> dict[MistakeId, list]:
+        """{id: [outputs of each version]} on these inputs, None where a version cannot run on
+        these shapes; with ``pairs``, two mistakes made at once (``_candidates``)."""
+        if self.variant is None:
+            return {}
+
+        def run(**changes):
+            return self.variant(*args, **kwargs, **changes)
+
+        return _candidates(run, self.version_table(kwargs.get("mask", True)), pairs)
 
 
 def twins(cases: list[Case], seed: int) -> list[tuple[int, Case]]:
@@ -113,19 +146,11 @@ MistakeId = str | tuple[str, str]  # one mistake's id, or two made at once: (a, 
 Pairs = bool | frozenset[tuple[str, str]]
 
 
-def _candidates(
-    fn: Callable, *families: str, mask: bool = True, pairs: Pairs = False
-) -> dict[MistakeId, list]:
-    """{id: [outputs of each version]} for the mistakes with versions in ``families`` (one
-    table: an id in two of them has the versions of both, in order): ``fn(**c)`` runs one
-    version (None where it cannot run on these shapes). Mask mistakes need a mask. With
-    ``pairs``, the versions of two mistakes made at once, across families too, keyed (a, b):
-    each version of a with each of b that changes other keywords."""
-    table: dict[str, list[dict]] = {}
-    for family in families:
-        for mid, changes in versions(family).items():
-            if mask or MISTAKES[mid].step != "mask":
-                table.setdefault(mid, []).extend(changes)
+def _candidates(fn: Callable, table: dict[str, list[dict]], pairs: Pairs) -> dict[MistakeId, list]:
+    """{id: [outputs of each version]}: ``fn(**changes)`` runs one version (None where it
+    cannot run on these shapes). With ``pairs``, the versions of two mistakes made at once,
+    across families too, keyed (a, b): each version of a with each of b that changes other
+    keywords."""
     if pairs:
         return {
             (a, b): [
@@ -157,19 +182,11 @@ def _softmax_cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
-def _softmax_mistakes(x, pairs: Pairs = False) -> dict[MistakeId, list[Outputs | None]]:
-    return _candidates(lambda **c: (wrong.softmax(x, **c),), "softmax", pairs=pairs)
-
-
 # ---- causal_mask ------------------------------------------------------------------------------
 
 
 def _mask_cases(rng: np.random.Generator) -> list[Case]:
     return [Case(f"T={T}", {}, scalars=(T,)) for T in (1, 3, 5, int(rng.integers(6, 12)))]
-
-
-def _mask_mistakes(T: int, pairs: Pairs = False) -> dict[MistakeId, list[Outputs]]:
-    return _candidates(lambda **c: (wrong.causal(T, **c),), "mask", pairs=pairs)
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------------
@@ -245,13 +262,6 @@ def _sdpa_ref(Q, K, V, mask=False) -> Outputs:
     return (_reference_attention(Q, K, V, mask)[0],)
 
 
-def _sdpa_mistakes(Q, K, V, mask=False, pairs: Pairs = False):
-    def run(**c):
-        return wrong.attention(Q, K, V, mask, **c)[:1]
-
-    return _candidates(run, "attention", mask=mask, pairs=pairs)
-
-
 # ---- self_attention (the course's mini project) ----------------------------------------------
 
 
@@ -298,13 +308,6 @@ def _self_attn_ref(X, W_Q, W_K, W_V, mask=False) -> Outputs:
     return _reference_attention(X @ W_Q, X @ W_K, X @ W_V, mask)
 
 
-def _self_attn_mistakes(X, W_Q, W_K, W_V, mask=False, pairs: Pairs = False):
-    def run(**c):
-        return wrong.self_attention(X, W_Q, W_K, W_V, mask, **c)
-
-    return _candidates(run, "attention", "projections", mask=mask, pairs=pairs)
-
-
 # ---- multi_head_attention --------------------------------------------------------------------
 
 
@@ -333,13 +336,6 @@ def _mha_ref(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
     return (out,)
 
 
-def _mha_mistakes(X, W_Q, W_K, W_V, W_O, num_heads, mask=False, pairs: Pairs = False):
-    def run(**c):
-        return (wrong.multi_head(X, W_Q, W_K, W_V, W_O, num_heads, mask, **c),)
-
-    return _candidates(run, "attention", "heads", mask=mask, pairs=pairs)
-
-
 # ---- positional_encoding ---------------------------------------------------------------------
 
 
@@ -348,10 +344,6 @@ def _pe_cases(rng: np.random.Generator) -> list[Case]:
         Case(f"T={T} d={d}", {}, scalars=(T, d))
         for T, d in ((4, 6), (50, 16), (1, 2), (int(rng.integers(5, 30)), 8))
     ]
-
-
-def _pe_mistakes(T, d, pairs: Pairs = False):
-    return _candidates(lambda **c: (wrong.positional(T, d, **c),), "positions", pairs=pairs)
 
 
 def _pe_probes(T, d, got: list[np.ndarray]) -> dict[str, list[Outputs | None]]:
@@ -398,13 +390,6 @@ def _additive_ref(query, keys, W_q, W_k, v) -> Outputs:
     return w @ keys, w
 
 
-def _additive_mistakes(query, keys, W_q, W_k, v, pairs: Pairs = False):
-    def run(**c):
-        return wrong.additive(query, keys, W_q, W_k, v, **c)
-
-    return _candidates(run, "additive", pairs=pairs)
-
-
 def _naive_mha(X, W_Q, W_K, W_V, W_O, num_heads, mask=False) -> Outputs:
     Q, K, Vv = (ref.split_heads(X @ W, num_heads) for W in (W_Q, W_K, W_V))
     heads = [wrong.attention(Q[h], K[h], Vv[h], mask)[0] for h in range(num_heads)]
@@ -432,8 +417,9 @@ EXERCISES: dict[str, Exercise] = {
             "Subtract each row's maximum before exp so that large scores do not overflow.",
             _softmax_cases,
             lambda x: (ref.softmax(np.asarray(x, np.float64)),),
-            _softmax_mistakes,
+            lambda x, **c: (wrong.softmax(x, **c),),
             naive=lambda x: (wrong.softmax(x),),
+            families=("softmax",),
         ),
         Exercise(
             "causal_mask",
@@ -444,7 +430,8 @@ EXERCISES: dict[str, Exercise] = {
             "(s <= t): the lower triangle with the diagonal, like np.tril.",
             _mask_cases,
             lambda T: (np.tril(np.ones((T, T), dtype=bool)),),
-            _mask_mistakes,
+            lambda T, **c: (wrong.causal(T, **c),),
+            families=("mask",),
         ),
         Exercise(
             "scaled_dot_product_attention",
@@ -459,9 +446,10 @@ EXERCISES: dict[str, Exercise] = {
             "(query t sees keys 0..t). Return the (T, d_v) output: softmax(Q K^T / sqrt(d)) V.",
             _sdpa_cases,
             _sdpa_ref,
-            _sdpa_mistakes,
+            lambda Q, K, V, mask=False, **c: wrong.attention(Q, K, V, mask, **c)[:1],
             lesson=1,
             naive=lambda Q, K, V, mask=False: (wrong.attention(Q, K, V, mask)[0],),
+            families=("attention",),
         ),
         Exercise(
             "self_attention",
@@ -477,11 +465,12 @@ EXERCISES: dict[str, Exercise] = {
             "(np.tril); softmax each row. Return (output (T, d_k), weights (T, T)).",
             _self_attn_cases,
             _self_attn_ref,
-            _self_attn_mistakes,
+            wrong.self_attention,
             lesson=2,
             naive=lambda X, W_Q, W_K, W_V, mask=False: wrong.attention(
                 X @ W_Q, X @ W_K, X @ W_V, mask
             ),
+            families=("attention", "projections"),
         ),
         Exercise(
             "multi_head_attention",
@@ -498,9 +487,10 @@ EXERCISES: dict[str, Exercise] = {
             "the heads in order and multiply by W_O. Return the (T, d_model) output.",
             _mha_cases,
             _mha_ref,
-            _mha_mistakes,
+            lambda *a, mask=False, **c: (wrong.multi_head(*a, mask, **c),),
             lesson=3,
             naive=_naive_mha,
+            families=("attention", "heads"),
         ),
         Exercise(
             "positional_encoding",
@@ -513,9 +503,10 @@ EXERCISES: dict[str, Exercise] = {
             "PE[pos, 2i+1] = cos(pos / 10000^(2i/d)). d is even.",
             _pe_cases,
             lambda T, d: (ref.sinusoidal_positional_encoding(T, d),),
-            _pe_mistakes,
+            lambda T, d, **c: (wrong.positional(T, d, **c),),
             lesson=3,
             probes=_pe_probes,
+            families=("positions",),
         ),
         Exercise(
             "additive_attention",
@@ -531,9 +522,10 @@ EXERCISES: dict[str, Exercise] = {
             "weights = softmax(scores) (S,), context = weights @ keys (d_k,). Return (context, weights).",
             _additive_cases,
             _additive_ref,
-            _additive_mistakes,
+            wrong.additive,
             lesson=4,
             naive=_naive_additive,
+            families=("additive",),
         ),
     ]
 }

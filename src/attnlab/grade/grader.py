@@ -11,6 +11,7 @@ import ast
 import re
 import threading
 import traceback
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import numpy as np
 from . import diagnosis
 from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
+from .lines import LearnerTrace, mistake_lines
 from .mistakes import hint
 from .notebook import Submission, read_submission
 from .results import CheckResult, Report
@@ -175,14 +177,23 @@ def grade_source(
     return verdict(prep, run, checks, lang, **meta)
 
 
-def verdict(prep: Prepared, run: RunResult, checks: list[CheckResult], lang: str, **meta) -> Report:
+def verdict(
+    prep: Prepared,
+    run: RunResult,
+    checks: list[CheckResult],
+    lang: str,
+    trace: Callable[[diagnosis.Findings], LearnerTrace] | None = None,
+    **meta,
+) -> Report:
     """The report for a run that answered every case (and twin): the judged cases after
-    ``checks`` (the gate checks already passed), the smallest failing weights, any tampering.
+    ``checks`` (the gate checks already passed), the smallest failing weights, any tampering,
+    and, where ``trace`` can trace the learner's function, the line of each named mistake.
     Shared by the sandboxed grader and ``check`` (in-process)."""
-    ex = prep.ex
-    case_checks, mistakes = diagnosis.judge(prep, run, meta.get("output", ""))
-    meta["shown"] = _smallest_failing_weights(prep, run, case_checks)
-    return _finish(ex.name, checks + case_checks, mistakes, lang, **meta)
+    f = diagnosis.judge(prep, run, meta.get("output", ""))
+    meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
+    if trace is not None and f.named:
+        meta["lines"] = mistake_lines(f, trace(f))
+    return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
 
 
 def internal_error(exercise: str, file: str, message: str) -> Report:

@@ -8,6 +8,7 @@ anyone grading other people's code.
 
 from __future__ import annotations
 
+import linecache
 import random
 import traceback
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import numpy as np
 from ..errors import UserError
 from .exercises import EXERCISES, Case
 from .grader import prepared, verdict
+from .lines import in_process
 from .notebook import read_submission
 from .results import Report
 from .sandbox import CaseResult, RunResult
@@ -71,7 +73,23 @@ def check(
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     prep = prepared(name, seed)
     run = run_in_process(fn, [*prep.cases, *prep.twins])
-    return verdict(prep, run, [], lang, seed=seed, isolation=run.isolation, hint_level=hint_level)
+    return verdict(
+        prep,
+        run,
+        [],
+        lang,
+        trace=lambda f: in_process(fn, f),
+        seed=seed,
+        isolation=run.isolation,
+        hint_level=hint_level,
+        source=_source_of(fn),
+    )
+
+
+def _source_of(fn: Callable) -> str:
+    """The text of the file (or notebook cell) that defines ``fn``, to quote its lines."""
+    name = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    return "".join(linecache.getlines(name)) if name else ""
 
 
 def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:

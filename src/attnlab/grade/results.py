@@ -33,9 +33,13 @@ class Report:
     output: str = ""  # what the submission printed (trimmed)
     error: str | None = None  # an internal grader error: no verdict on the submission
     lang: str = "en"  # the language of the hints, and of str() and the HTML view
+    lines: dict[str, list[int]] = field(default_factory=dict)  # named id -> its 1-based lines
+    source: str = ""  # the graded code, to quote the lines (not in to_dict's JSON)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("source")
+        return d
 
     def __str__(self) -> str:
         return text(self)

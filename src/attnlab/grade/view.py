@@ -51,9 +51,21 @@ def text(r: Report, lang: str | None = None) -> str:
         lines += [f"  | {ln}" for ln in clean(r.output).splitlines()[:40]]
     if r.mistakes:
         lines.append(word("mistakes", lang))
-        lines += [f"  {m}: {r.hints.get(m, '')}" for m in r.mistakes]
+        for m in r.mistakes:
+            lines.append(f"  {m}: {r.hints.get(m, '')}")
+            lines += _where(r, m, lang)
     lines.append(word("passed" if r.passed else "failed", lang))
     return "\n".join(ln for ln in lines if ln)
+
+
+def _where(r: Report, mistake: str, lang: str) -> list[str]:
+    """The line a mistake's values first go wrong on, quoted from the graded code."""
+    code = r.source.splitlines()
+    found = []
+    for n in r.lines.get(mistake, []):
+        quoted = clean(code[n - 1].strip()) if 0 < n <= len(code) else ""
+        found += [f"      {word('line_here', lang, n=n)}", f"        {quoted}"]
+    return found
 
 
 def _cells(a) -> list[list]:

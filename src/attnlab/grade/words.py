@@ -57,6 +57,11 @@ WORDS = {
     "by_frequency": Text("Mistakes by frequency", "多かったミス", "按频率排列的错误"),
     "mistake": Text("mistake", "ミス", "错误"),
     "hint": Text("hint", "ヒント", "提示"),
+    "line_here": Text(
+        "line {n}, where its values first go wrong:",
+        "{n} 行目（ここで値が最初に正しい計算から外れます）：",
+        "第 {n} 行（数值从这里开始偏离正确的计算）：",
+    ),
     "gradebook": Text("Gradebook", "成績表", "成绩册"),
     "student": Text("student", "学生", "学生"),
 }

@@ -1,0 +1,86 @@
+"""Show the line: for each named mistake, the line of the learner's file where its values first
+go wrong.
+
+The mistake's version and the right computation (``Exercise.variant`` with and without the
+version's changes) are traced line by line on the smallest case the version reproduced; the
+values from the first one where they part are what the mistake makes. The learner's function,
+traced on the same case, names its first line that holds one of them (``tracer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import variants
+from .diagnosis import Findings, as_float64
+from .exercises import MistakeId
+from .tracer import Event, after_divergence, locate, record
+
+# case index -> the learner's function's events on that case (traced where it runs)
+LearnerTrace = Callable[[int], list[Event]]
+VARIANT_FILES = {variants.__file__}
+
+
+def _trace(f: Findings, i: int, changes: dict) -> list[Event]:
+    ex, case = f.prep.ex, f.prep.cases[i]
+    args = (*as_float64(case), *case.scalars)
+    return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES)[1]
+
+
+def wrong_values(f: Findings, mid: MistakeId, k: int, i: int, alone: str | None = None) -> list:
+    """The values version ``k`` of ``mid`` makes on case ``i`` from the first one where the
+    right computation holds another (``tracer.after_divergence``). For a pair, ``alone``: the
+    values that mistake of the two adds to the other's version."""
+    ex, mask = f.prep.ex, f.prep.cases[i].kwargs.get("mask", True)
+    changes = ex.changes(mid, k, mask)
+    base: dict = {}
+    if alone is not None:
+        own = ex.version_table(mask)[alone]
+        base = {key: v for key, v in changes.items() if not any(key in c for c in own)}
+    return after_divergence(_trace(f, i, base), _trace(f, i, changes))
+
+
+def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
+    """{named id: [1-based lines]} for the ids a version named, alone or in a pair (the
+    grader's own checks have no version to trace)."""
+    found: dict[str, list[int]] = {}
+    if f.prep.ex.variant is None:
+        return found
+    for mid in f.named:
+        keys = [key for key in f.keys if mid in _ids(key[0]) and f.where.get(key)]
+        tries = sorted(
+            ((min(f.where[key], key=lambda i: _size(f, i)), key) for key in keys),
+            key=lambda ik: _size(f, ik[0]),
+        )  # the smallest case each version reproduced, smallest first
+        for i, (version, k) in tries:
+            alone = mid if isinstance(version, tuple) else None
+            line = locate(learner(i), wrong_values(f, version, k, i, alone))
+            if line is not None:
+                found[mid] = [line]
+                break
+    return found
+
+
+def _ids(mid: MistakeId) -> tuple[str, ...]:
+    return mid if isinstance(mid, tuple) else (mid,)
+
+
+def _size(f: Findings, i: int) -> int:
+    return sum(a.size for a in f.prep.cases[i].arrays.values()) + sum(f.prep.cases[i].scalars)
+
+
+def in_process(fn: Callable, f: Findings) -> LearnerTrace:
+    """The learner's events, traced here (``attnlab.grade.check``: their own code, on their
+    own machine)."""
+    files = {fn.__code__.co_filename} if hasattr(fn, "__code__") else set()
+
+    def trace(i: int) -> list[Event]:
+        case = f.prep.cases[i]
+        args = [a.copy() for a in case.arrays.values()]
+        try:
+            _, events = record(fn, (*args, *case.scalars), dict(case.kwargs), files)
+        except Exception:  # the learner's error is reported elsewhere
+            return []
+        return events
+
+    return trace

@@ -1,0 +1,121 @@
+"""Line by line, the arrays a function's locals hold: where do the values first go wrong?
+
+``record`` runs a function under ``sys.settrace`` and keeps, after each executed line of the
+chosen files, every NumPy array local that line created or changed (a copy, small arrays only).
+``after_divergence`` walks the traces of the right computation and of a mistake's version (the
+functions of ``variants``, which run the same lines with one keyword changed) to the first value
+they disagree on; ``locate`` finds the learner's first line that holds a value the version made
+from there on.
+
+This module imports NumPy and the standard library only: the sandbox's child runs it too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_CELLS = 4096  # larger arrays are not kept (the grader's small cases stay far below)
+MAX_EVENTS = 2000  # a loop over many lines stops recording here
+
+
+@dataclass(frozen=True)
+class Event:
+    line: int  # 1-based line of the file where the value was made
+    name: str  # the local variable that holds it
+    value: np.ndarray
+    file: str = ""
+
+
+def _arrays(frame_locals: dict) -> dict[str, np.ndarray]:
+    return {
+        k: v
+        for k, v in frame_locals.items()
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf" and 0 < v.size <= MAX_CELLS
+    }
+
+
+def _changed(before: dict[str, tuple[int, np.ndarray]], now: dict[str, np.ndarray]) -> dict:
+    """The arrays assigned (a new object, even with the same numbers) or changed in place."""
+    return {
+        k: v
+        for k, v in now.items()
+        if k not in before
+        or before[k][0] != id(v)
+        or before[k][1].shape != v.shape
+        or not np.array_equal(before[k][1], v, equal_nan=v.dtype.kind == "f")
+    }
+
+
+def _kept(arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, np.ndarray]]:
+    return {k: (id(v), v.copy()) for k, v in arrays.items()}
+
+
+def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[object, list[Event]]:
+    """``fn(*args, **kwargs)`` and the events of the frames whose code lives in ``files``: after
+    each line, the arrays it made or changed (a line's effect shows at the next line event of
+    the same frame, or at its return)."""
+    events: list[Event] = []
+    state: dict[int, tuple[int, dict]] = {}  # frame id -> (line running, arrays seen)
+    keep = []  # the arrays seen stay alive, so that an id is never reused while recording
+
+    def settle(frame) -> None:
+        line, seen = state.get(id(frame), (frame.f_lineno, {}))
+        now = _arrays(frame.f_locals)
+        for name, value in _changed(seen, now).items():
+            if len(events) < MAX_EVENTS:
+                events.append(Event(line, name, value.copy(), frame.f_code.co_filename))
+        keep.extend(now.values())
+        state[id(frame)] = (frame.f_lineno, _kept(now))
+
+    def local(frame, event, arg):
+        if event in ("line", "return"):
+            settle(frame)
+        return local
+
+    def global_(frame, event, arg):
+        if frame.f_code.co_filename not in files:
+            return None
+        arrays = _arrays(frame.f_locals)
+        keep.extend(arrays.values())
+        state[id(frame)] = (frame.f_lineno, _kept(arrays))
+        return local
+
+    old = sys.gettrace()
+    sys.settrace(global_)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        sys.settrace(old)
+    return result, events
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return bool(np.allclose(a, b, rtol=1e-4, atol=1e-7, equal_nan=True))
+
+
+def after_divergence(right: list[Event], wrong: list[Event]) -> list[np.ndarray]:
+    """The values the mistake's version holds from the first one where the right computation,
+    run on the same lines, holds another (compared event by event), in the order it made them."""
+    for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
+        if (r.file, r.line, r.name) != (w.file, w.line, w.name) or not _close(r.value, w.value):
+            return [e.value for e in wrong[j:]]
+    return [e.value for e in wrong[len(right) :]]
+
+
+def locate(learner: list[Event], wrong_values: list[np.ndarray]) -> int | None:
+    """The learner's first line that holds one of ``wrong_values``; None when no line of theirs
+    does. (A value the mistake makes by leaving a step out may equal an earlier right value:
+    the line named is then the one that should have gone on, as in ``s = Q @ K.T`` without the
+    scale; a line that does two steps at once holds a later value of the version's.)"""
+    for e in learner:
+        if any(_close(e.value, v) for v in wrong_values):
+            return e.line
+    return None

@@ -1,0 +1,100 @@
+"""Show the line: the report names the line of the learner's code where a named mistake's
+values first go wrong, found by tracing the learner's function and the mistake's version."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from attnlab.grade import check
+from attnlab.grade.tracer import after_divergence, locate, record
+
+RIGHT = """import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=False):
+    s = Q @ K.T / np.sqrt(Q.shape[1])
+    if mask:
+        s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return w @ V
+"""
+SCORES, MASK, SOFTMAX = 5, 7, 9  # the lines of RIGHT that compute them
+
+SLIPS = {  # mistake: (the change to RIGHT, the line it is on)
+    "missing_scale": (("Q @ K.T / np.sqrt(Q.shape[1])", "Q @ K.T"), SCORES),
+    "transposed_weights": (("Q @ K.T", "K @ Q.T"), SCORES),
+    "mask_fill_zero": (("-np.inf)", "0.0)"), MASK),
+    "softmax_axis": (("e / e.sum(axis=1", "e / e.sum(axis=0"), SOFTMAX),
+    "reshape_not_transpose": (("K.T", "K.reshape(K.shape[1], K.shape[0])"), SCORES),
+}
+
+
+def _load(tmp_path, source: str, name: str = "scaled_dot_product_attention"):
+    path = tmp_path / f"{abs(hash(source))}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+@pytest.mark.parametrize("mistake", SLIPS)
+def test_the_line_named_is_the_line_changed(tmp_path, mistake):
+    (old, new), line = SLIPS[mistake]
+    r = check(_load(tmp_path, RIGHT.replace(old, new, 1)), seed=0)
+    assert r.mistakes[0] == mistake
+    assert r.lines[mistake] == [line]
+    shown = str(r)
+    assert f"line {line}, where its values first go wrong:" in shown
+    assert RIGHT.replace(old, new, 1).splitlines()[line - 1].strip() in shown
+    assert json.loads(json.dumps(r.to_dict()))["lines"] == {mistake: [line]}
+
+
+def test_two_mistakes_get_a_line_each(tmp_path):
+    source = RIGHT.replace("Q @ K.T / np.sqrt(Q.shape[1])", "Q @ K.T").replace(
+        "e / e.sum(axis=1", "e / e.sum(axis=0"
+    )
+    r = check(_load(tmp_path, source), seed=0, lang="ja")
+    assert set(r.mistakes) == {"missing_scale", "softmax_axis"}
+    assert r.lines == {"missing_scale": [SCORES], "softmax_axis": [SOFTMAX]}
+    assert f"{SOFTMAX} 行目" in str(r)
+
+
+def test_no_version_no_line(tmp_path):
+    """A right answer, and a mistake named by a check of the grader's (stored answers), show
+    no line."""
+    assert check(_load(tmp_path, RIGHT), seed=0).lines == {}
+
+
+def test_record_keeps_what_each_line_made():
+    """After each line, the arrays it made or changed, in place too, at that line's number."""
+
+    def f(x):
+        y = x * 2  # +1
+        y[0] = 7.0  # +2: in place
+        z = y  # +3: the same array under another name
+        return z.sum()
+
+    first = f.__code__.co_firstlineno
+    _, events = record(f, (np.ones(3),), {}, {f.__code__.co_filename})
+    seen = [(e.line - first, e.name) for e in events]
+    assert seen == [(1, "y"), (2, "y"), (3, "z")], seen  # the argument x was there at the call
+    assert np.array_equal(events[-1].value, [7.0, 2.0, 2.0])
+
+
+def test_divergence_and_locate():
+    from attnlab.grade.tracer import Event
+
+    a, b, c, k = np.zeros(2), np.ones(2), np.full(2, 2.0), np.full(2, 5.0)
+    right = [Event(1, "k", k), Event(2, "s", b)]
+    wrong = [Event(1, "k", k), Event(2, "s", a), Event(3, "w", c)]  # parts at line 2
+    values = after_divergence(right, wrong)
+    assert [v.tolist() for v in values] == [a.tolist(), c.tolist()]
+    learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
+    assert locate(learner, values) == 11
+    assert locate(learner[:1], values) is None
