@@ -32,11 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _child, bwrap
+from . import _child, bwrap, stream
 
 CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
 OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
-RESULTS_MAX = 512 * 2**20  # a result stream larger than this is the submission's fault
 FILE_MAX = 64 * 2**20
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 ISOLATIONS = ("auto", "bwrap", "process")
@@ -115,6 +114,8 @@ def _input_memfd(source: str, function: str, cases: list[dict], allowed, filenam
                 "arrays": list(c["arrays"]),
                 "scalars": c.get("scalars", []),
                 "kwargs": c.get("kwargs", {}),
+                "expect": [list(s) for s in c["expect"]],
+                "shapes": [list(a.shape) for a in c["arrays"].values()],
             }
             for c in cases
         ],
@@ -270,8 +271,10 @@ def run_submission(
 ) -> RunResult:
     """Call ``function`` from ``source`` on every case in an isolated child process.
 
-    Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}}``; arrays are
-    passed positionally in order, then the scalars, then the keyword arguments. Raises
+    Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}, "expect":
+    [shape, ...]}``; arrays are passed positionally in order, then the scalars, then the keyword
+    arguments; ``expect`` holds the shape of each part of the right answer (what bounds the
+    result stream before it is read: ``attnlab.grade.stream``). Raises
     ``SandboxError`` only when the sandbox itself fails, never for what the submission does.
     """
     level = resolve_isolation(isolation)
@@ -284,7 +287,11 @@ def run_submission(
         proc = _spawn(level, in_fd, out_w, tmp, limits)
         os.close(out_w)
         out_w = -1
-        return _collect(proc, out_r, [len(c["arrays"]) for c in cases], timeout, level)
+        layout = stream.Layout(
+            [[tuple(s) for s in c["expect"]] for c in cases],
+            [[a.shape for a in c["arrays"].values()] for c in cases],
+        )
+        return _collect(proc, out_r, layout, timeout, level)
     finally:
         for fd in (in_fd, out_r, out_w):
             if fd >= 0:
@@ -293,8 +300,9 @@ def run_submission(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) -> RunResult:
-    caps = {"stdout": OUTPUT_KEEP, "stderr": OUTPUT_KEEP, "results": RESULTS_MAX}
+def _collect(proc, out_r: int, layout: stream.Layout, timeout: float, level: str) -> RunResult:
+    cap = len(_child.MAGIC) + layout.stream_cap()  # known before a byte is read
+    caps = {"stdout": OUTPUT_KEEP, "stderr": OUTPUT_KEEP, "results": cap}
     fds = {"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno(), "results": out_r}
     pipes = _Pipes(fds, caps)
     start = time.monotonic()
@@ -313,8 +321,9 @@ def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) 
         proc.stdout.close()
         proc.stderr.close()
     if pipes.dropped["results"]:
-        return _result(pipes, level, crashed="it sent back more than 512 MiB of results")
-    return _parse(pipes, proc.returncode, n_arrays, level)
+        why = f"it sent back more than the {cap} bytes its answers can take"
+        return _result(pipes, level, crashed=why)
+    return _parse(pipes, proc.returncode, layout, level)
 
 
 def _timed_out(proc: subprocess.Popen, pipes: _Pipes, level: str) -> RunResult:
@@ -341,42 +350,46 @@ def _result(pipes: _Pipes, level: str, **kw) -> RunResult:
     )
 
 
-def _parse(pipes: _Pipes, returncode: int, n_arrays: list[int], level: str) -> RunResult:
+def _parse(pipes: _Pipes, returncode: int, layout: stream.Layout, level: str) -> RunResult:
     raw = bytes(pipes.data["results"])
     if not raw.startswith(_child.MAGIC):
         err = _text(pipes.data["stderr"]).strip().splitlines()
         raise SandboxError(
             f"the sandbox did not start (exit code {returncode}): {err[-1] if err else 'no output'}"
         )
-    raw = raw[len(_child.MAGIC) :]
-    size = int.from_bytes(raw[:8], "little") if len(raw) >= 8 else -1
-    if size != len(raw) - 8:
+    try:  # the child can write anything to its pipe: untrusted, bounded and checked as read
+        status, data = stream.read(raw[len(_child.MAGIC) :], layout)
+        status = stream.checked_status(status, len(layout.expect))
+        return _from_status(_result(pipes, level), status, data, layout)
+    except stream.Incomplete:
         why = f"exit code {returncode}" + (f" (signal {-returncode})" if returncode < 0 else "")
         tail = _text(pipes.data["stderr"]).strip().splitlines()[-3:]
         return _result(pipes, level, crashed=why + ("\n" + "\n".join(tail) if tail else ""))
-    try:  # the child can write anything to its pipe: untrusted, checked as it is read
-        data = dict(np.load(io.BytesIO(raw[8:]), allow_pickle=False))
-        status = json.loads(bytes(data.pop("__status__")).decode())
-        return _from_status(_result(pipes, level), status, data, n_arrays)
-    except Exception as e:
-        return _result(pipes, level, crashed=f"it sent back unreadable results ({e!r:.200})")
+    except stream.Malformed as e:
+        return _result(pipes, level, crashed=f"it sent back malformed results: {e}")
 
 
-def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int]) -> RunResult:
+def _from_status(result: RunResult, status: dict, data: dict, layout: stream.Layout) -> RunResult:
+    """A RunResult from a checked status: only the parts and inputs the exercise has are read."""
     le = status["load_error"]
-    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
+    result.attempts = status["attempts"]
     if le is not None:
-        result.forbidden, result.missing = le.get("forbidden"), le.get("missing")
-        result.load_error = le.get("traceback")
+        result.forbidden, result.missing = le["forbidden"], le["missing"]
+        result.load_error = le["traceback"]
+        if not (le["forbidden"] or le["missing"] or le["traceback"]):
+            result.crashed = "it sent back an empty load error"
         return result
-    for i, (entry, n_in) in enumerate(zip(status["cases"], n_arrays, strict=False)):
-        cr = CaseResult(n_parts=int(entry["n"]), kind=entry["kind"], types=entry["types"])
+    for i, entry in enumerate(status["cases"]):
+        cr = CaseResult(n_parts=entry["n"], kind=entry["kind"], types=entry["types"])
         if entry["error"] is not None:
             cr.error, cr.forbidden = entry["error"]["traceback"], entry["error"]["forbidden"]
         else:
-            cr.outputs = [data.get(f"r{i}_{j}") for j in range(cr.n_parts)]
-            cr.inputs_after = [data[f"a{i}_{j}"] for j in range(n_in)]
+            n_out = min(cr.n_parts, len(layout.expect[i]))
+            cr.outputs = [data.get(f"r{i}_{j}") for j in range(n_out)]
+            missing = [j for j in range(len(layout.inputs[i])) if f"a{i}_{j}" not in data]
+            if missing:
+                raise stream.Malformed(f"case {i} without its input {missing[0]}")
+            cr.inputs_after = [data[f"a{i}_{j}"] for j in range(len(layout.inputs[i]))]
         result.cases.append(cr)
-    result.tampered = [str(t) for t in status.get("tampered", [])][:20]
-    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
+    result.tampered = status["tampered"]
     return result
