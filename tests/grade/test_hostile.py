@@ -9,13 +9,21 @@ reads from the exercise's own shapes, before allocating: every forgery is the le
 
 from __future__ import annotations
 
+import csv
+import io
+import os
+import re
 import resource
+import subprocess
+import sys
 import textwrap
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from attnlab.grade import grade_source, report
+from attnlab.files import atomic_write_text
+from attnlab.grade import grade_dir, grade_source, report
 
 CORPUS = Path(__file__).parent / "submissions"
 RIGHT = (CORPUS / "self_attention__pass__vectorized.py").read_text()
@@ -142,3 +150,82 @@ def test_a_megabyte_exception_message_is_cut_in_the_report():
     body = report.render([r], "json")
     assert len(body) < 200_000 and "characters cut" in body
     assert len(report.render([r], "text")) < 100_000
+
+
+# ---- reports: safe in every viewer, whatever the learner names or prints ---------------------
+
+RAW_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+PRINTS = RIGHT + textwrap.dedent(
+    """
+    print("\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202egnp.exe\\x85 =1+1")
+    """
+)
+RAISES = (
+    "def self_attention(*a, **k):\n"
+    "    raise ValueError('\\x1b[31m\\u202e\\x9d\\x07 =HYPERLINK(\"x\") ;=1+1;')\n"
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory):
+    """A class folder whose names and outputs attack the reports, graded once."""
+    folder = tmp_path_factory.mktemp("hostile") / "class"
+    folder.mkdir()
+    forged = "a\nself_attention: 9 of 9 checks passed (score 1.00)\nPASSED\n.py"
+    (folder / forged).write_text(RAISES)
+    (folder / "x;=1+1;.py").write_text(RAISES)
+    (folder / "\x1b]0;pwn\x07\u202eyp.py").write_text(PRINTS)
+    with open(os.path.join(os.fsencode(folder), b"bad\xff\xfe.py"), "w") as f:
+        f.write(RIGHT)
+    (folder / "mallory").mkdir()
+    (folder / "mallory" / "hw.py").write_text(PRINTS)
+    reports = grade_dir(folder, "self_attention", seed=1, isolation="process",
+                        allow_unsandboxed=True)  # fmt: skip
+    return folder, reports
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "csv", "gradebook", "html"])
+def test_every_class_format_is_clean_and_writes_to_a_file(hostile_class, fmt, tmp_path):
+    _, reports = hostile_class
+    body = report.render(reports, fmt, single=False)
+    assert not RAW_CONTROL.search(body.replace("\n", "").replace("\t", "")), fmt
+    assert not re.search("[\ud800-\udfff]", body)  # lone surrogates never reach a file
+    out = atomic_write_text(tmp_path / f"class.{fmt}", body)  # what -o does: no UnicodeEncodeError
+    assert out.read_text(encoding="utf-8") == body
+    assert re.search(r"bad\\+xff\\+xfe", body)  # the name that is not UTF-8, escaped
+    if fmt == "junit":
+        ET.fromstring(body)
+
+
+def test_a_newline_in_a_file_name_cannot_forge_a_line(hostile_class):
+    _, reports = hostile_class
+    lines = report.render(reports, "text", single=False).splitlines()
+    passing = sum(r.passed for r in reports)
+    assert sum(ln == "PASSED" for ln in lines) == passing == 3  # the forged file fails
+    assert any("a\\nself_attention: 9 of 9 checks passed" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_no_csv_field_starts_a_formula_under_any_separator(hostile_class, sep):
+    _, reports = hostile_class
+    for fmt in ("csv", "gradebook"):
+        body = report.render(reports, fmt, single=False)
+        for row in csv.reader(io.StringIO(body), delimiter=sep):
+            for cell in row:
+                assert not cell.lstrip('"').startswith(("=", "+", "-", "@")), (fmt, sep, cell)
+        # every field quoted: each line starts and ends with a quote
+        assert all(ln.startswith('"') for ln in body.splitlines() if ln and ln[0] != "'")
+
+
+def test_class_html_on_stdout_carries_no_escape_bytes(hostile_class):
+    folder, _ = hostile_class
+    out = subprocess.run(
+        [sys.executable, "-m", "attnlab", "grade", str(folder), "--exercise", "self_attention",
+         "--no-sandbox", "--format", "html", "--seed", "1"],
+        capture_output=True,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr[-500:]  # graded: some failed; not a crash (2)
+    assert b"\x1b" not in out.stdout and b"\x07" not in out.stdout
+    assert not RAW_CONTROL.search(out.stdout.decode("utf-8"))

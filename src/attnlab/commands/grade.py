@@ -105,6 +105,7 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from .. import grade
     from ..grade import report
+    from ..grade.view import shown_name
 
     path = Path(a.path)
     if not path.exists():
@@ -144,7 +145,7 @@ def run(a) -> int:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
     for r in errors:
-        print(f"attnlab grade: {report.clean(r.file)}: {report.clean(r.error)}", file=sys.stderr)
+        print(f"attnlab grade: {shown_name(r.file)}: {report.clean(r.error)}", file=sys.stderr)
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
