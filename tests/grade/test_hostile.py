@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import resource
@@ -229,3 +230,46 @@ def test_class_html_on_stdout_carries_no_escape_bytes(hostile_class):
     assert out.returncode == 1, out.stderr[-500:]  # graded: some failed; not a crash (2)
     assert b"\x1b" not in out.stdout and b"\x07" not in out.stdout
     assert not RAW_CONTROL.search(out.stdout.decode("utf-8"))
+
+
+# ---- one bad file never costs the class -------------------------------------------------------
+
+
+def test_bad_files_fail_on_their_own_and_the_class_report_is_written(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "good.py").write_text(RIGHT)
+    (folder / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000)
+    cell = {"cell_type": "code", "source": "x = '\ud800'\n" + RIGHT}
+    (folder / "surrogate.ipynb").write_text(json.dumps({"cells": [cell]}))  # \ud800 escaped
+    (folder / "deep.py").write_text("x = " + "-" * 100_000 + "1\n" + RIGHT)
+    (folder / "list.ipynb").write_text("[1, 2, 3]")
+    (folder / "cells.ipynb").write_text('{"cells": [1, {"cell_type": "code", "source": [1]}]}')
+    os.mkfifo(folder / "fifo.py")
+    (folder / "dir.py").mkdir()
+    reports = grade_dir(folder, "self_attention", seed=1, isolation="process",
+                        allow_unsandboxed=True)  # fmt: skip
+    by = {r.file: r for r in reports}
+    assert set(by) == {p.name for p in folder.iterdir()}
+    assert by["good.py"].passed
+    why = {
+        "deep.ipynb": "nested too deeply",
+        "surrogate.ipynb": "lone surrogate",
+        "deep.py": "nested too deeply",
+        "list.ipynb": "not a readable Jupyter notebook",
+        "cells.ipynb": "not a readable Jupyter notebook",
+        "fifo.py": "not a regular file",
+        "dir.py": "not a regular file",
+    }
+    for name, words in why.items():
+        r = by[name]
+        assert r.error is None and not r.passed and r.mistakes, name  # a verdict, not an error
+        assert words in r.checks[0].message, (name, r.checks[0].message)
+    out = tmp_path / "class.txt"
+    done = subprocess.run(
+        [sys.executable, "-m", "attnlab", "grade", str(folder), "--exercise", "self_attention",
+         "--no-sandbox", "--seed", "1", "-o", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-800:]  # some failed; none broke the run
+    assert out.read_text().count("FAILED") == len(why) and "PASSED" in out.read_text()
