@@ -15,6 +15,7 @@ import json
 import os
 import re
 import resource
+import struct
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from attnlab.files import atomic_write_text
-from attnlab.grade import grade_dir, grade_source, report
+from attnlab.grade import bwrap as bw
+from attnlab.grade import grade_dir, grade_source, report, seccomp
 
 CORPUS = Path(__file__).parent / "submissions"
 RIGHT = (CORPUS / "self_attention__pass__vectorized.py").read_text()
@@ -273,3 +275,64 @@ def test_bad_files_fail_on_their_own_and_the_class_report_is_written(tmp_path):
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-800:]  # some failed; none broke the run
     assert out.read_text().count("FAILED") == len(why) and "PASSED" in out.read_text()
+
+
+# ---- the sandbox's doors: no user namespaces, no uncounted memory ----------------------------
+
+WHY = bw.unavailable_reason()
+needs_bwrap = pytest.mark.skipif(
+    WHY is not None and os.environ.get("CI") != "true",
+    reason=f"{WHY} (Debian: apt-get install bubblewrap)",
+)  # under CI=true a missing bwrap fails these tests instead of skipping them
+
+DOORS = """
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+for flags, name in ((0x10000000 | 0x20000, "userns"), (0x20000, "mountns"), (0x40000000, "netns")):
+    print(name, "LEAK" if libc.unshare(flags) == 0 else "blocked")
+fds = []
+for _ in range(16):  # 16 x 64 MiB: 1 GiB held outside --memory-mb, had memfd_create worked
+    try:
+        fd = os.memfd_create("fill")
+        os.posix_fallocate(fd, 0, 64 << 20)
+        fds.append(fd)
+    except OSError as e:
+        print("memfd blocked", errno.errorcode[e.errno])
+        break
+print("memfds", len(fds))
+for path, size in (("/dev/shm/fill", 4 << 20), ("/dev/fill", 1), ("/tmp/fill", 100 << 20)):
+    try:
+        with open(path, "wb") as f:
+            f.write(b"x" * size)
+        print("LEAK", path)
+    except OSError as e:
+        print("blocked", path, errno.errorcode[e.errno])
+"""
+
+
+@needs_bwrap
+def test_no_new_namespaces_and_no_memory_outside_the_limit():
+    if os.environ.get("CI") == "true":
+        assert WHY is None, f"CI must install bubblewrap: {WHY}"
+    r = grade_source(RIGHT + DOORS, "self_attention", seed=3, isolation="bwrap", memory_mb=256)
+    assert r.isolation == "bwrap" and r.error is None
+    assert r.passed  # the (right) function is still judged: the doors are closed, not the run
+    out = r.output
+    assert "LEAK" not in out, out
+    assert out.count("blocked") == 7 and "memfds 0" in out, out
+    assert "memfd blocked EPERM" in out and "userns blocked" in out
+
+
+def test_the_filter_is_a_valid_program_for_each_known_machine():
+    """Structure only (the kernel is its judge above): whole instructions, every jump forward
+    and inside the program, and the last instruction a return."""
+    for machine in seccomp.TABLES:
+        prog = seccomp.program(machine)
+        n = len(prog) // 8
+        assert len(prog) % 8 == 0 and 10 < n < 64
+        for i in range(n):
+            code, jt, jf, _ = struct.unpack_from("=HBBI", prog, 8 * i)
+            if code & 0x07 == 0x05:  # a jump: forward, inside
+                assert i + 1 + jt < n and jf == 0
+        assert struct.unpack_from("=HBBI", prog, 8 * (n - 1))[0] == seccomp.RET
+    assert seccomp.program("sparc") is None

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _child, bwrap, stream
+from . import _child, bwrap, seccomp, stream
 
 CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
 OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
@@ -98,6 +98,7 @@ def _limits(memory_mb: int, cpu_seconds: int):
             (resource.RLIMIT_CPU, cpu_seconds),
             (resource.RLIMIT_FSIZE, FILE_MAX),
             (resource.RLIMIT_NOFILE, 256),
+            (resource.RLIMIT_MSGQUEUE, 0),  # POSIX message queues: memory RLIMIT_AS misses
         ):
             resource.setrlimit(res, (value, value))
 
@@ -226,23 +227,40 @@ def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> 
         cmd = _harness(isolation, in_fd, out_w, tmp, 0)
         return _popen(cmd, _env(str(tmp)), str(tmp), (in_fd, out_w), limits)
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # to find bwrap itself
-    if os.geteuid() != 0:
-        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=False)]
-        cmd += _harness(isolation, in_fd, out_w, tmp, 0)
-        return _popen(cmd, host_env, "/", (in_fd, out_w), limits)
-    return _spawn_as_root(in_fd, out_w, limits, host_env)
+    filt = _filter_fd()
+    try:
+        fds = (in_fd, out_w) + ((filt,) if filt is not None else ())
+        if os.geteuid() != 0:
+            cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=False, seccomp_fd=filt)]
+            cmd += _harness(isolation, in_fd, out_w, tmp, 0)
+            return _popen(cmd, host_env, "/", fds, limits)
+        return _spawn_as_root(fds, filt, limits, host_env)
+    finally:
+        if filt is not None:
+            os.close(filt)
 
 
-def _spawn_as_root(in_fd: int, out_w: int, limits, host_env: dict) -> subprocess.Popen:
+def _filter_fd() -> int | None:
+    """A memfd holding the seccomp filter for bwrap to read, or None (no filter here)."""
+    prog = seccomp.program()
+    if prog is None:
+        return None
+    fd = os.memfd_create("attnlab-seccomp", 0)
+    os.write(fd, prog)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _spawn_as_root(fds: tuple, filt: int | None, limits, host_env: dict) -> subprocess.Popen:
     """bwrap started by root: it waits on a pipe while we write its user namespace's uid map
     (65534 inside is the host's nobody), then the harness drops to 65534 before anything else."""
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     try:
-        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=True)]
+        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=True, seccomp_fd=filt)]
         cmd += ["--info-fd", str(info_w), "--userns-block-fd", str(block_r)]
-        cmd += _harness("bwrap", in_fd, out_w, None, bwrap.NOBODY)
-        proc = _popen(cmd, host_env, "/", (in_fd, out_w, info_w, block_r), limits)
+        cmd += _harness("bwrap", fds[0], fds[1], None, bwrap.NOBODY)
+        proc = _popen(cmd, host_env, "/", (*fds, info_w, block_r), limits)
         os.close(info_w)
         os.close(block_r)
         info_w = block_r = -1
