@@ -15,10 +15,13 @@ import json
 import os
 import re
 import resource
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -336,3 +339,90 @@ def test_the_filter_is_a_valid_program_for_each_known_machine():
                 assert i + 1 + jt < n and jf == 0
         assert struct.unpack_from("=HBBI", prog, 8 * (n - 1))[0] == seccomp.RET
     assert seccomp.program("sparc") is None
+
+
+# ---- fail closed: Gradescope where namespaces fail --------------------------------------------
+
+WRONG = (CORPUS / "self_attention__missing_scale__no_sqrt.py").read_text()
+DAEMON = """
+import json, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # a daemon in a session of its own: outlives the grading if it can
+        for _ in range(100):
+            time.sleep(0.1)
+            with open("{beat}", "w") as f:
+                f.write(str(time.time()))
+            try:
+                with open("{results}", "w") as f:
+                    json.dump({{"score": 100, "output": "pwned", "tests": []}}, f)
+            except OSError:
+                pass
+        os._exit(0)
+    os._exit(0)
+"""
+
+
+@pytest.fixture
+def gradescope(tmp_path):
+    """An autograder folder, a Gradescope-like root (results folder root's, 755) and a PATH whose
+    bwrap fails as it does under Docker's default seccomp profile."""
+    from attnlab.grade.autograder import write_autograder
+
+    write_autograder("self_attention", tmp_path / "source", wheel=False)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\n"
+        "exit 1\n"
+    )
+    (fake / "bwrap").chmod(0o755)
+    root = Path(tempfile.mkdtemp(prefix="attnlab-gs-", dir="/tmp"))
+    root.chmod(0o755)
+    (root / "submission").mkdir()
+    drop = root / "drop"  # a folder anyone may write: where the daemon's heartbeat lands
+    drop.mkdir()
+    drop.chmod(0o1777)
+    env = {
+        **os.environ,
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "AUTOGRADER": str(root),
+        "ATTNLAB": f"{sys.executable} -m attnlab",
+    }
+
+    def run(source: str, **extra) -> dict:
+        (root / "submission" / "hw.py").write_text(source)
+        script = tmp_path / "source" / "run_autograder"
+        done = subprocess.run(
+            ["bash", str(script)], env={**env, **extra}, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads((root / "results" / "results.json").read_text())
+
+    try:
+        yield root, run
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_gradescope_without_a_sandbox_refuses_with_a_clear_result(gradescope):
+    _, run = gradescope
+    res = run(RIGHT + "\nopen('/tmp/attnlab-should-not-run', 'w')\n")
+    assert res["score"] == 0 and "NOT GRADED" in res["output"]
+    assert "without a sandbox" in res["output"] and "Creating new namespace" in res["output"]
+    assert not Path("/tmp/attnlab-should-not-run").exists()  # nothing of it ran
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope grades as root; the uid drop needs it")
+def test_gradescope_process_isolation_kills_the_daemon_before_writing_the_score(gradescope):
+    root, run = gradescope
+    beat, results = root / "drop" / "beat", root / "results" / "results.json"
+    source = WRONG + DAEMON.format(beat=beat, results=results)
+    res = run(source, ATTNLAB_ALLOW_PROCESS_ISOLATION="1")
+    assert 0 < res["score"] < 100 and res["extra_data"]["isolation"] == "process"
+    assert "missing_scale" in res["extra_data"]["mistakes"]
+    last = beat.read_text() if beat.exists() else None
+    time.sleep(1.5)  # a live daemon would write its heartbeat 15 times in this
+    assert json.loads(results.read_text()) == res  # the score stands
+    assert (beat.read_text() if beat.exists() else None) == last  # the daemon is gone
+    assert results.stat().st_uid == 0 and (root / "results").stat().st_mode & 0o022 == 0

@@ -1,6 +1,6 @@
 """Runs inside the sandbox: load the submission, call it on each case, send the results back.
 
-Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID`` by
+Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID LATE`` by
 ``attnlab.grade.sandbox``; it is passed as text, because the sandbox cannot see attnlab. It
 imports NumPy and the standard library only. FD_IN is a memfd holding one ``.npz`` (the spec, the
 source and the input arrays; no pickle). FD_OUT is a pipe: a start marker first, then the
@@ -22,7 +22,8 @@ FILENAME = "submission.py"  # the learner's file name, for tracebacks
 
 
 def _drop_privileges(uid: int) -> None:
-    """Root in a namespace whose uid 65534 is the host's nobody: become nobody for good."""
+    """Become ``uid`` for good: under bwrap as root, the host's nobody (65534 in a namespace that
+    maps it to itself); in process isolation as root, the grading's own unprivileged uid."""
     import resource
 
     os.setgroups([])
@@ -266,11 +267,30 @@ def _write_all(fd: int, data) -> None:
         view = view[os.write(fd, view[: 1 << 20]) :]
 
 
-def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
+def _filter(program: bytes) -> None:
+    """Process isolation: load the seccomp filter bwrap would have loaded (no new namespaces,
+    no memfd or SysV shared memory). Best effort: a kernel without seccomp leaves it out."""
+    import ctypes
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = Prog(len(program) // 8, ctypes.addressof(buf))
+    if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS
+        libc.prctl(22, 2, ctypes.byref(prog), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def main(fd_in: int, fd_out: int, site: str, drop_uid: int, late: bool = False) -> None:
+    """``late`` (process isolation): NumPy and the input are read first, with the rights the
+    child started with (the interpreter's files may be the grader's alone), then the uid is
+    dropped and the filter loaded, all before a line of the submission runs."""
     global FILENAME
-    if drop_uid:
+    if drop_uid and not late:
         _drop_privileges(drop_uid)
-    os.write(fd_out, MAGIC)
+    if not late:
+        os.write(fd_out, MAGIC)
     sys.path = [p for p in sys.path if p] + [site]
     import numpy as np
     import numpy.linalg  # watched for tampering below: loaded before the import hooks,
@@ -283,6 +303,12 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
     source = bytes(data.pop("__source__")).decode("utf-8", errors="replace")
     if "testing" in source:
         import numpy.testing
+    if late:
+        if drop_uid:
+            _drop_privileges(drop_uid)
+        if spec.get("seccomp"):
+            _filter(bytes.fromhex(spec["seccomp"]))
+        os.write(fd_out, MAGIC)
     allowed = (
         None if spec["allowed"] is None else set(spec["allowed"]) | set(sys.stdlib_module_names)
     )
@@ -310,7 +336,7 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "late")
     try:
         sys.stdout.flush()
         sys.stderr.flush()

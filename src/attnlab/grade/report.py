@@ -131,6 +131,8 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         for c in scored
     ]
     lines = [f"{r.exercise}: {'PASSED' if r.passed else 'FAILED'} (seed {r.seed})"]
+    if r.error:  # not graded at all (a refusal, or the grader broke): say that, not FAILED
+        lines = [f"{r.exercise}: NOT GRADED: {r.error}"]
     lines += [f"{m}: {r.hints.get(m, '')}" for m in r.mistakes]
     if r.output:
         lines += ["", "printed output:", clean(r.output)]

@@ -5,9 +5,12 @@ Two isolation levels, named in every report:
 - ``bwrap``: bubblewrap namespaces (see ``attnlab.grade.bwrap``): no network, no other files, no
   view of other processes, host user ``nobody``, a private tmpfs; the child sees only the
   standard library and NumPy.
-- ``process``: a plain ``python -I -S`` child in its own process group whose ``sys.path`` holds
-  the standard library and a folder that links to NumPy alone. It cannot import attnlab or torch
-  by name, but it runs as the grader's user and could read or write what that user can.
+- ``process``: a plain ``python -I -S`` child in a session of its own whose ``sys.path`` holds
+  the standard library and a folder that links to NumPy alone, under the same seccomp filter as
+  bwrap's (``attnlab.grade.seccomp``). It cannot import attnlab or torch by name. Run by root,
+  it becomes an unprivileged uid of its own (``attnlab.grade.uids``) before the submission runs,
+  and every process of that uid is killed before the grading returns; otherwise it runs as the
+  grader's user and could read or write what that user can.
 
 Both get no stdin, a minimal environment, resource limits (address space, CPU seconds, file size,
 open files; processes too under bwrap as root), and a wall-clock timeout after which the whole
@@ -32,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _child, bwrap, seccomp, stream
+from . import _child, bwrap, seccomp, stream, uids
 
 CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
 OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
@@ -110,6 +113,7 @@ def _input_memfd(source: str, function: str, cases: list[dict], allowed, filenam
         "function": function,
         "allowed": allowed,
         "filename": filename,
+        "seccomp": (seccomp.program() or b"").hex(),  # process isolation loads it itself
         "cases": [
             {
                 "arrays": list(c["arrays"]),
@@ -201,10 +205,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _harness(isolation: str, in_fd: int, out_w: int, tmp: Path | None, drop_uid: int) -> list[str]:
-    """The child interpreter running the harness (passed as text: the sandbox cannot see it)."""
+    """The child interpreter running the harness (passed as text: the sandbox cannot see it).
+    Process isolation drops the uid late: after NumPy and the input are read."""
     exe, _ = bwrap.interpreter_files()
     site = bwrap.SITE if isolation == "bwrap" else _process_site(tmp)
-    return [str(exe), "-I", "-S", "-c", CHILD_SOURCE, str(in_fd), str(out_w), site, str(drop_uid)]
+    when = "early" if isolation == "bwrap" else "late"
+    args = [str(in_fd), str(out_w), site, str(drop_uid), when]
+    return [str(exe), "-I", "-S", "-c", CHILD_SOURCE, *args]
 
 
 def _popen(cmd: list[str], env: dict, cwd: str, fds: tuple[int, ...], limits) -> subprocess.Popen:
@@ -221,10 +228,13 @@ def _popen(cmd: list[str], env: dict, cwd: str, fds: tuple[int, ...], limits) ->
     )
 
 
-def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> subprocess.Popen:
-    """Start the child: plain (process isolation), under bwrap, or under bwrap as root."""
+def _spawn(
+    isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits, uid: int = 0
+) -> subprocess.Popen:
+    """Start the child: plain (process isolation, as ``uid`` when that is not 0), under bwrap,
+    or under bwrap as root."""
     if isolation != "bwrap":
-        cmd = _harness(isolation, in_fd, out_w, tmp, 0)
+        cmd = _harness(isolation, in_fd, out_w, tmp, uid)
         return _popen(cmd, _env(str(tmp)), str(tmp), (in_fd, out_w), limits)
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # to find bwrap itself
     filt = _filter_fd()
@@ -298,11 +308,14 @@ def run_submission(
     level = resolve_isolation(isolation)
     # process mode's working folder; bwrap needs none (its /tmp is a private tmpfs)
     tmp = Path(tempfile.mkdtemp(prefix="attnlab-grade-")) if level == "process" else None
+    uid = uids.grading_uid() if level == "process" else 0
+    if uid:
+        os.chown(tmp, uid, uid)  # its only folder; the results folder stays root's
     in_fd = _input_memfd(source, function, cases, allowed_imports, filename)
     out_r, out_w = os.pipe()
     try:
         limits = _limits(memory_mb, int(timeout) + 2)
-        proc = _spawn(level, in_fd, out_w, tmp, limits)
+        proc = _spawn(level, in_fd, out_w, tmp, limits, uid)
         os.close(out_w)
         out_w = -1
         layout = stream.Layout(
@@ -314,6 +327,8 @@ def run_submission(
         for fd in (in_fd, out_r, out_w):
             if fd >= 0:
                 os.close(fd)
+        if uid and not uids.kill_all(uid):  # daemons included, before a word is written
+            raise SandboxError(f"processes of uid {uid} survived SIGKILL for 5 s")
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
 
