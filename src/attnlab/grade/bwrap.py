@@ -35,6 +35,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from . import seccomp
+
 NOBODY = 65534
 SITE = "/sandbox/site"  # the only folder added to the child's sys.path: NumPy alone
 TMP_BYTES = 64 * 2**20  # the private tmpfs
@@ -182,15 +184,22 @@ def unavailable_reason() -> str | None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     probe = ["bwrap", "--unshare-all", "--unshare-user", *_system_binds(), *_python_binds()]
     exe, _ = interpreter_files()
+    filt = seccomp.memfd()  # the filter too: a kernel without seccomp filters fails here
+    if filt is not None:
+        probe += ["--seccomp", str(filt)]
     try:
         r = subprocess.run(
             [*probe, str(exe), "-I", "-S", "-c", "pass"],
             capture_output=True,
             timeout=30,
             stdin=subprocess.DEVNULL,
+            pass_fds=(filt,) if filt is not None else (),
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bwrap failed to start: {e}"
+    finally:
+        if filt is not None:
+            os.close(filt)
     if r.returncode != 0:
         err = r.stderr.decode(errors="replace").strip().splitlines()
         return "bwrap cannot create a sandbox here: " + (err[-1] if err else f"exit {r.returncode}")

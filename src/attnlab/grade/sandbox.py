@@ -237,7 +237,7 @@ def _spawn(
         cmd = _harness(isolation, in_fd, out_w, tmp, uid)
         return _popen(cmd, _env(str(tmp)), str(tmp), (in_fd, out_w), limits)
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # to find bwrap itself
-    filt = _filter_fd()
+    filt = seccomp.memfd()
     try:
         fds = (in_fd, out_w) + ((filt,) if filt is not None else ())
         if os.geteuid() != 0:
@@ -248,17 +248,6 @@ def _spawn(
     finally:
         if filt is not None:
             os.close(filt)
-
-
-def _filter_fd() -> int | None:
-    """A memfd holding the seccomp filter for bwrap to read, or None (no filter here)."""
-    prog = seccomp.program()
-    if prog is None:
-        return None
-    fd = os.memfd_create("attnlab-seccomp", 0)
-    os.write(fd, prog)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 def _spawn_as_root(fds: tuple, filt: int | None, limits, host_env: dict) -> subprocess.Popen:

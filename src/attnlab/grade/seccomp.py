@@ -15,6 +15,7 @@ relies on ``--disable-userns`` alone (the report's isolation line does not chang
 from __future__ import annotations
 
 import errno
+import os
 import platform
 import struct
 
@@ -76,3 +77,15 @@ def program(machine: str | None = None) -> bytes | None:
     steps += [("flags",), (LD_W_ABS, ARG0_LOW), (JSET, NAMESPACE_FLAGS, "deny"), (RET, ALLOW)]
     steps += [("deny",), (RET, ERRNO | errno.EPERM), ("nosys",), (RET, ERRNO | errno.ENOSYS)]
     return _assemble(steps)
+
+
+def memfd() -> int | None:
+    """A memfd holding ``program()`` at offset 0, for bwrap's ``--seccomp FD``; None where
+    there is no filter for this machine. The caller closes it."""
+    prog = program()
+    if prog is None:
+        return None
+    fd = os.memfd_create("attnlab-seccomp", 0)
+    os.write(fd, prog)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

@@ -20,19 +20,21 @@ import threading
 import time
 from pathlib import Path
 
-BASE = 2_000_000_000  # far above any account's uid; 32-bit uids go to 4294967294
-SLOTS = 1_000_000
+BASE = 2**31  # above the ranges accounts, sssd and containers hand out; uids go to 2**32 - 2
+PER_PROCESS = 1000  # uids per grader process, reused in turn (each one's processes long gone)
 _counter = itertools.count()
 _lock = threading.Lock()
 
 
 def grading_uid() -> int:
-    """A fresh unprivileged uid for one grading when running as root, else 0 (none)."""
+    """A fresh unprivileged uid for one grading when running as root, else 0 (none). Grader
+    processes get disjoint ranges by pid (pid_max is at most 2**22; below 2**21 apart they
+    never meet), and one process cycles through its 1000."""
     if os.geteuid() != 0:
         return 0
     with _lock:
-        n = next(_counter)
-    return BASE + (os.getpid() * 1024 + n) % SLOTS
+        n = next(_counter) % PER_PROCESS
+    return BASE + (os.getpid() % 2**21) * PER_PROCESS + n
 
 
 def pids_of(uid: int) -> list[int]:
