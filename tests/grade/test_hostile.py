@@ -363,13 +363,8 @@ if os.fork() == 0:
 """
 
 
-@pytest.fixture
-def gradescope(tmp_path):
-    """An autograder folder, a Gradescope-like root (results folder root's, 755) and a PATH whose
-    bwrap fails as it does under Docker's default seccomp profile."""
-    from attnlab.grade.autograder import write_autograder
-
-    write_autograder("self_attention", tmp_path / "source", wheel=False)
+def _failing_bwrap(tmp_path: Path) -> Path:
+    """A folder holding a bwrap that fails as it does under Docker's default seccomp profile."""
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "bwrap").write_text(
@@ -377,6 +372,34 @@ def gradescope(tmp_path):
         "exit 1\n"
     )
     (fake / "bwrap").chmod(0o755)
+    return fake
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_file_is_refused_without_a_sandbox_unless_told(tmp_path):
+    fake = _failing_bwrap(tmp_path)
+    hw = tmp_path / "hw.py"
+    hw.write_text(RIGHT)
+    os.chown(hw, 12345, 12345)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    argv = [sys.executable, "-m", "attnlab", "grade", str(hw), "--format", "json"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "without a sandbox" in json.loads(done.stdout)["error"]
+    done = subprocess.run([*argv, "--no-sandbox"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["isolation"] == "process"
+    os.chown(hw, 0, 0)  # one's own file: graded with process isolation, and the report says so
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["isolation"] == "process"
+
+
+@pytest.fixture
+def gradescope(tmp_path):
+    """An autograder folder, a Gradescope-like root (results folder root's, 755) and a PATH whose
+    bwrap fails as it does under Docker's default seccomp profile."""
+    from attnlab.grade.autograder import write_autograder
+
+    write_autograder("self_attention", tmp_path / "source", wheel=False)
+    fake = _failing_bwrap(tmp_path)
     root = Path(tempfile.mkdtemp(prefix="attnlab-gs-", dir="/tmp"))
     root.chmod(0o755)
     (root / "submission").mkdir()
