@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -24,9 +25,10 @@ def add_parser(sub) -> None:
         "unprivileged user, a timeout and resource limits); its results are compared here with "
         "attnlab's float64 reference (which agrees with PyTorch to 1e-10) on fixed and random "
         "cases, and known mistakes are named with a hint. Without "
-        "bwrap a single file is graded with process isolation only (the report says so) and a "
-        "folder is refused unless --no-sandbox is given. Exit 0 if every check passes, 1 if any "
-        "fails, 2 on usage errors and internal grader errors.",
+        "bwrap, your own single file is graded with process isolation only (the report says so); "
+        "a folder, a file another user owns, and --format gradescope (other people's code) are "
+        "refused with a clear error result unless --no-sandbox is given. Exit 0 if every check "
+        "passes, 1 if any fails, 2 on usage errors, refusals and internal grader errors.",
         epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
         "attnlab grade submissions/ --exercise self_attention --format csv -o class.csv | "
         "attnlab grade class/ --format html -o report.html (class/alice/*.py, class/bob/*.py)",
@@ -105,6 +107,8 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from .. import grade
     from ..grade import report
+    from ..grade.grader import internal_error
+    from ..grade.view import shown_name
 
     path = Path(a.path)
     if not path.exists():
@@ -125,10 +129,13 @@ def run(a) -> int:
         hint_level=a.hint_level,
     )
     try:
+        refused = None if path.is_dir() else _unsandboxed_refusal(path, a)
         if path.is_dir():
             reports = grade.grade_dir(
                 path, a.exercise, a.jobs, allow_unsandboxed=a.no_sandbox, **kw
             )
+        elif refused:
+            reports = [internal_error(a.exercise or "unknown", str(path), refused)]
         else:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
@@ -144,10 +151,28 @@ def run(a) -> int:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
     for r in errors:
-        print(f"attnlab grade: {report.clean(r.file)}: {report.clean(r.error)}", file=sys.stderr)
+        print(f"attnlab grade: {shown_name(r.file)}: {report.clean(r.error)}", file=sys.stderr)
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _unsandboxed_refusal(path: Path, a) -> str | None:
+    """Why this single file must not be graded here, or None: it is other people's code
+    (Gradescope's format, or a file another user owns), bwrap cannot run, and --no-sandbox was
+    not given. Fails closed: the result written says so, and nothing of the file runs."""
+    if a.no_sandbox or not (a.format == "gradescope" or path.stat().st_uid != os.geteuid()):
+        return None
+    from ..grade import bwrap
+
+    why = bwrap.unavailable_reason()
+    if why is None:
+        return None
+    return (
+        f"refusing to grade another person's code without a sandbox ({why}); pass --no-sandbox "
+        "to grade it with process isolation (run as root: an unprivileged uid of its own, every "
+        "process of it killed before the result is written)"
+    )
 
 
 def _write(output: str, body: str) -> None:

@@ -1,15 +1,17 @@
 """Runs inside the sandbox: load the submission, call it on each case, send the results back.
 
-Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID`` by
+Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID LATE`` by
 ``attnlab.grade.sandbox``; it is passed as text, because the sandbox cannot see attnlab. It
 imports NumPy and the standard library only. FD_IN is a memfd holding one ``.npz`` (the spec, the
-source and the input arrays; no pickle). FD_OUT is a pipe: a start marker first, then one
-length-prefixed ``.npz`` of results. Nothing sent back is trusted: the grader's verdict is
-computed in the parent from the returned arrays.
+source and the input arrays; no pickle). FD_OUT is a pipe: a start marker first, then the
+results in a format the parent can bound before it reads a byte of data: two 8-byte lengths
+(header, data), a JSON header (the status and, per array, its key, dtype and shape), then the
+raw bytes of the arrays no larger than ``room`` allows for their expected shape. Nothing sent
+back is trusted: the parent checks every declared size against the exercise's shapes, and
+computes the verdict from the arrays itself.
 """
 
 import builtins
-import io
 import json
 import os
 import sys
@@ -20,7 +22,8 @@ FILENAME = "submission.py"  # the learner's file name, for tracebacks
 
 
 def _drop_privileges(uid: int) -> None:
-    """Root in a namespace whose uid 65534 is the host's nobody: become nobody for good."""
+    """Become ``uid`` for good: under bwrap as root, the host's nobody (65534 in a namespace that
+    maps it to itself); in process isolation as root, the grading's own unprivileged uid."""
     import resource
 
     os.setgroups([])
@@ -153,11 +156,23 @@ def _describe(x, np) -> str:
     return type(x).__name__
 
 
+TRACEBACK_KEEP = 8192  # characters kept from each end of a traceback (the parent caps too)
+PLAIN_DTYPES = ("|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8")
+
+
 def _learner_traceback(e: BaseException) -> str:
-    """The traceback without the harness's own frames: only what the learner wrote."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == FILENAME]
+    """The traceback without the harness's own frames: only what the learner wrote, its middle
+    cut when it is long (an exception message can be made of megabytes)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == FILENAME][-20:]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
-    return "".join(lines + traceback.format_exception_only(type(e), e))
+    try:
+        text = "".join(lines + traceback.format_exception_only(type(e), e))
+    except BaseException:  # a __str__ that raises
+        text = "".join(lines) + type(e).__name__ + ": (its message could not be shown)\n"
+    if len(text) > 2 * TRACEBACK_KEEP:
+        cut = len(text) - 2 * TRACEBACK_KEEP
+        text = f"{text[:TRACEBACK_KEEP]}\n... ({cut} characters cut) ...\n{text[-TRACEBACK_KEEP:]}"
+    return text
 
 
 def _forbidden(e: BaseException, allowed: set[str] | None) -> str | None:
@@ -175,6 +190,20 @@ def _failure(e: BaseException, allowed) -> dict:
     return {"forbidden": _forbidden(e, allowed), "traceback": _learner_traceback(e)}
 
 
+def _plain(p, np):
+    """``p`` as an array of one of the plain dtypes, little-endian, or None."""
+    try:
+        arr = np.asarray(p)
+    except Exception:
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+        arr = arr.astype(np.float64)  # long double: judged as float64
+    arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    return arr if arr.dtype.str in PLAIN_DTYPES else None
+
+
 def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
     cases, out = [], {}
     for i, case in enumerate(spec["cases"]):
@@ -187,14 +216,12 @@ def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
             cases.append(entry)
             continue
         parts = list(result) if isinstance(result, (tuple, list)) else [result]
-        entry.update(kind=type(result).__name__, n=len(parts))
-        entry["types"] = [_describe(p, np) for p in parts]
-        for j, p in enumerate(parts):
-            try:
-                arr = np.asarray(p)
-            except Exception:
-                continue
-            if arr.dtype.kind in "biuf":
+        entry.update(kind=type(result).__name__[:100], n=len(parts))
+        keep = parts[: len(case["expect"])]  # the parent reads no more parts than expected
+        entry["types"] = [_describe(p, np)[:200] for p in keep]
+        for j, p in enumerate(keep):
+            arr = _plain(p, np)
+            if arr is not None:
                 out[f"r{i}_{j}"] = arr
         for j, a in enumerate(args):
             out[f"a{i}_{j}"] = a  # the inputs after the call, to detect mutation
@@ -202,21 +229,68 @@ def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
     return cases, out
 
 
-def _send(fd: int, status: dict, arrays: dict, np) -> None:
-    buf = io.BytesIO()
-    status_bytes = np.frombuffer(json.dumps(status).encode(), dtype=np.uint8)
-    np.savez(buf, __status__=status_bytes, **arrays)
-    blob = buf.getvalue()
-    data = len(blob).to_bytes(8, "little") + blob
-    while data:
-        data = data[os.write(fd, data) :]
+def room(shape) -> int:
+    """The most elements the parent reads for an array expected in ``shape``: a wrong shape
+    is judged too, up to 16 times the right size (the parent's own rule, shared)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return max(16 * n, 4096)
 
 
-def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
+def _room_for(key: str, spec) -> int:
+    i, j = (int(x) for x in key[1:].split("_"))
+    case = spec["cases"][i]
+    return room(case["expect"][j] if key[0] == "r" else case["shapes"][j])
+
+
+def _send(fd: int, status: dict, arrays: dict, np, spec=None) -> None:
+    header, data = [], []
+    for key, arr in arrays.items():
+        arr = _plain(arr, np)
+        if arr is None:
+            continue
+        header.append([key, arr.dtype.str, list(arr.shape)])
+        if spec is not None and arr.size <= _room_for(key, spec):  # else refused unread
+            data.append(np.ascontiguousarray(arr))
+    status["arrays"] = header
+    head = json.dumps(status).encode()
+    size = sum(a.nbytes for a in data)
+    _write_all(fd, len(head).to_bytes(8, "little") + size.to_bytes(8, "little") + head)
+    for a in data:
+        _write_all(fd, a.reshape(-1).view(np.uint8))
+
+
+def _write_all(fd: int, data) -> None:
+    view = memoryview(data)
+    while len(view):
+        view = view[os.write(fd, view[: 1 << 20]) :]
+
+
+def _filter(program: bytes) -> None:
+    """Process isolation: load the seccomp filter bwrap would have loaded (no new namespaces,
+    no memfd or SysV shared memory). Best effort: a kernel without seccomp leaves it out."""
+    import ctypes
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = Prog(len(program) // 8, ctypes.addressof(buf))
+    if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS
+        libc.prctl(22, 2, ctypes.byref(prog), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def main(fd_in: int, fd_out: int, site: str, drop_uid: int, late: bool = False) -> None:
+    """``late`` (process isolation): NumPy and the input are read first, with the rights the
+    child started with (the interpreter's files may be the grader's alone), then the uid is
+    dropped and the filter loaded, all before a line of the submission runs."""
     global FILENAME
-    if drop_uid:
+    if drop_uid and not late:
         _drop_privileges(drop_uid)
-    os.write(fd_out, MAGIC)
+    if not late:
+        os.write(fd_out, MAGIC)
     sys.path = [p for p in sys.path if p] + [site]
     import numpy as np
     import numpy.linalg  # watched for tampering below: loaded before the import hooks,
@@ -229,6 +303,12 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
     source = bytes(data.pop("__source__")).decode("utf-8", errors="replace")
     if "testing" in source:
         import numpy.testing
+    if late:
+        if drop_uid:
+            _drop_privileges(drop_uid)
+        if spec.get("seccomp"):
+            _filter(bytes.fromhex(spec["seccomp"]))
+        os.write(fd_out, MAGIC)
     allowed = (
         None if spec["allowed"] is None else set(spec["allowed"]) | set(sys.stdlib_module_names)
     )
@@ -252,11 +332,11 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int) -> None:
         return _send(fd_out, status, {}, np)
     status["cases"], arrays = _call_cases(fn, spec, data, np)
     status["tampered"] = _tampered(before, watched)
-    _send(fd_out, status, arrays, np)
+    _send(fd_out, status, arrays, np, spec)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "late")
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -18,8 +18,9 @@ from ..wheel import build_wheel
 from .exercises import EXERCISES
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox; inside
-# a container without user namespaces attnlab falls back to process isolation and says so).
+# Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox). Where
+# the container cannot create namespaces (Docker's default seccomp profile), run_autograder
+# refuses to grade unless ALLOW_PROCESS_ISOLATION is 1 there (see README.txt).
 set -euo pipefail
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-pip bubblewrap
@@ -37,18 +38,25 @@ fi
 
 RUN = """#!/usr/bin/env bash
 # Grade the submission for '{exercise}' and write Gradescope's results.json.
+# Without a working bwrap the grading is refused (a results.json that says why) unless this is 1:
+# then the code runs with process isolation, as an unprivileged uid of its own whose every
+# process is killed before results.json is written (atomically, in a folder it cannot write).
+ALLOW_PROCESS_ISOLATION="${{ATTNLAB_ALLOW_PROCESS_ISOLATION:-{allow}}}"
 set -uo pipefail
 root="${{AUTOGRADER:-/autograder}}"
 attnlab="${{ATTNLAB:-$root/venv/bin/attnlab}}"
 mkdir -p "$root/results"
+chmod 755 "$root/results"
+flags=()
+[ "$ALLOW_PROCESS_ISOLATION" = "1" ] && flags+=(--no-sandbox)
 file=$(find "$root/submission" -maxdepth 2 -type f \\( -name '*.py' -o -name '*.ipynb' \\) | sort | head -n 1)
 if [ -z "$file" ]; then
     printf '%s\\n' '{{"score": 0, "output": "No .py or .ipynb file was submitted.", "tests": []}}' \\
         > "$root/results/results.json"
     exit 0
 fi
-$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} \\
-    > "$root/results/results.json"
+$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} ${{flags[@]+"${{flags[@]}}"}} \\
+    -o "$root/results/results.json"
 status=$?
 [ "$status" -le 1 ] || echo "attnlab grade exited with $status" >&2
 exit 0
@@ -59,16 +67,25 @@ README = """Gradescope autograder for the attnlab exercise '{exercise}'.
 Zip the files of this folder (not the folder itself) and upload the zip as the assignment's
 autograder. Students submit one .py or .ipynb defining {signature}.
 setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI).
+Each submission runs in a bubblewrap sandbox. Where Gradescope's container cannot create one,
+run_autograder refuses to grade (results.json says why, score 0): set ALLOW_PROCESS_ISOLATION=1
+at the top of run_autograder to grade with process isolation instead (the submission runs as an
+unprivileged uid of its own, every process of it is killed before results.json is written).
 Try it locally: AUTOGRADER=some/folder ATTNLAB=attnlab ./run_autograder, with the student's file
 in some/folder/submission; the results land in some/folder/results/results.json.
 """
 
 
 def write_autograder(
-    exercise: str, out: str | Path, lang: str = "en", wheel: bool = True
+    exercise: str,
+    out: str | Path,
+    lang: str = "en",
+    wheel: bool = True,
+    allow_process_isolation: bool = False,
 ) -> list[Path]:
     """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
-    ``wheel``) attnlab's wheel, which setup.sh installs."""
+    ``wheel``) attnlab's wheel, which setup.sh installs. Without a sandbox the autograder
+    refuses to grade unless ``allow_process_isolation`` (or the variable in run_autograder)."""
     if exercise not in EXERCISES:
         raise UserError(f"unknown exercise {exercise!r}; choose one of {', '.join(EXERCISES)}")
     out = Path(out)
@@ -77,7 +94,9 @@ def write_autograder(
     sig = EXERCISES[exercise].signature
     files = {
         "setup.sh": SETUP.format(version=__version__),
-        "run_autograder": RUN.format(exercise=exercise, lang=lang),
+        "run_autograder": RUN.format(
+            exercise=exercise, lang=lang, allow=int(allow_process_isolation)
+        ),
         "README.txt": README.format(exercise=exercise, signature=sig),
     }
     written = []

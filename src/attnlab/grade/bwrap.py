@@ -8,6 +8,15 @@ library (its ``site-packages`` hidden under an empty tmpfs) and NumPy, mounted a
 ``/sandbox/site/numpy``. attnlab, torch, the teacher's files, other submissions and the grader's
 processes are not in its world.
 
+Doors closed inside (each held by a hostile submission in tests/grade/test_hostile.py): no new
+user namespaces (``--disable-userns`` where this bwrap has it and the grader is not root, and in
+any case a seccomp filter,
+``attnlab.grade.seccomp``, that refuses ``unshare``/``clone`` with namespace flags, ``setns`` and
+``clone3``); no memory outside the address-space limit: ``memfd_create``, ``memfd_secret`` and
+SysV ``shmget`` are refused (a memfd filled with ``fallocate`` is not counted by RLIMIT_AS, and
+no cgroup is assumed: Gradescope's containers have none to give), ``/dev`` is read-only and
+every tmpfs is sized (``/tmp`` 64 MiB, ``/dev/shm`` 1 MiB, the hidden folders 64 KiB).
+
 The user inside is ``nobody`` (65534). When the grader runs as root, a plain ``--uid 65534``
 would still be root on the host (the namespace maps the caller's uid), so in that case the
 grader writes the namespace's uid map itself (``--userns-block-fd``): 65534 inside is 65534
@@ -26,9 +35,13 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from . import seccomp
+
 NOBODY = 65534
 SITE = "/sandbox/site"  # the only folder added to the child's sys.path: NumPy alone
 TMP_BYTES = 64 * 2**20  # the private tmpfs
+SHM_BYTES = 2**20  # /dev/shm (POSIX semaphores need a little)
+HIDE_BYTES = 64 * 2**10  # the empty tmpfs that hides a folder
 
 
 @functools.cache
@@ -59,6 +72,11 @@ def _ro(src: Path | str, dest: Path | str | None = None) -> list[str]:
     return ["--ro-bind", str(src), str(dest or src)]
 
 
+def _hide(folder: Path | str) -> list[str]:
+    """An empty, tiny tmpfs over ``folder`` (every tmpfs is sized)."""
+    return ["--size", str(HIDE_BYTES), "--tmpfs", str(folder)]
+
+
 def _system_binds() -> list[str]:
     """/usr/lib (and lib64) read-only, /lib* as on the host; nothing from /usr/local or /etc."""
     args = []
@@ -72,7 +90,7 @@ def _system_binds() -> list[str]:
             args += _ro(d)
     for hidden in ("/usr/lib/python3/dist-packages", "/usr/lib/python3/site-packages"):
         if os.path.isdir(hidden):  # Debian's system packages: not the learner's business
-            args += ["--tmpfs", hidden]
+            args += _hide(hidden)
     return args
 
 
@@ -86,23 +104,28 @@ def _python_binds() -> list[str]:
         args += _ro(stdlib)
     for sub in ("site-packages", "dist-packages"):
         if (stdlib / sub).is_dir():
-            args += ["--tmpfs", str(stdlib / sub)]
+            args += _hide(stdlib / sub)
     for d in numpy_dirs():
         args += _ro(d, f"{SITE}/{d.name}")
     return args
 
 
-def command(env: dict[str, str], *, map_uid_outside: bool) -> list[str]:
-    """The bwrap arguments up to (not including) the command to run inside."""
+def command(env: dict[str, str], *, map_uid_outside: bool, seccomp_fd: int | None) -> list[str]:
+    """The bwrap arguments up to (not including) the command to run inside; ``seccomp_fd``
+    holds ``seccomp.program()`` (bwrap reads it), None where there is no filter for this
+    machine."""
     args = [
         "bwrap",
         "--unshare-all",
         "--unshare-user",
+        # bwrap refuses --disable-userns beside --userns-block-fd (root): the filter holds there
+        *(["--disable-userns"] if not map_uid_outside and disable_userns_works() else []),
         "--die-with-parent",
         "--new-session",
         "--hostname",
         "sandbox",
         "--clearenv",
+        *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
     ]
     for k, v in env.items():
         args += ["--setenv", k, v]
@@ -112,7 +135,8 @@ def command(env: dict[str, str], *, map_uid_outside: bool) -> list[str]:
         args += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
     binds = _system_binds() + _python_binds()
     args += _parent_dirs(binds) + binds
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     return [*args, "--chdir", "/tmp"]
 
@@ -160,6 +184,37 @@ def unavailable_reason() -> str | None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     probe = ["bwrap", "--unshare-all", "--unshare-user", *_system_binds(), *_python_binds()]
     exe, _ = interpreter_files()
+    filt = seccomp.memfd()  # the filter too: a kernel without seccomp filters fails here
+    if filt is not None:
+        probe += ["--seccomp", str(filt)]
+    try:
+        r = subprocess.run(
+            [*probe, str(exe), "-I", "-S", "-c", "pass"],
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(filt,) if filt is not None else (),
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bwrap failed to start: {e}"
+    finally:
+        if filt is not None:
+            os.close(filt)
+    if r.returncode != 0:
+        err = r.stderr.decode(errors="replace").strip().splitlines()
+        return "bwrap cannot create a sandbox here: " + (err[-1] if err else f"exit {r.returncode}")
+    return None
+
+
+@functools.cache
+def disable_userns_works() -> bool:
+    """Whether this bwrap can forbid new user namespaces inside (``--disable-userns``, bwrap
+    0.8+, and a kernel that allows the nested namespace it uses): tried once, not assumed."""
+    if unavailable_reason() is not None:
+        return False
+    exe, _ = interpreter_files()
+    probe = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns"]
+    probe += ["--assert-userns-disabled", *_system_binds(), *_python_binds()]
     try:
         r = subprocess.run(
             [*probe, str(exe), "-I", "-S", "-c", "pass"],
@@ -167,9 +222,6 @@ def unavailable_reason() -> str | None:
             timeout=30,
             stdin=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bwrap failed to start: {e}"
-    if r.returncode != 0:
-        err = r.stderr.decode(errors="replace").strip().splitlines()
-        return "bwrap cannot create a sandbox here: " + (err[-1] if err else f"exit {r.returncode}")
-    return None
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .grader import grade_text
+from .grader import grade_text, internal_error
 from .notebook import read_submission
 from .results import CheckResult, Report
 from .sandbox import resolve_isolation
@@ -63,16 +64,31 @@ def grade_dir(
         raise ValueError(f"{folder}: no .py or .ipynb files to grade")
 
     def one(p: Path) -> Report:
-        if p.is_symlink() or not p.is_file():
-            why = "not a regular file (symlinks are not followed)"
-            return _refused(p, exercise, why, "crash", folder)
+        """One file's report, whatever the file holds: its failure is its own."""
         try:
-            submission = read_submission(p, follow_symlinks=False)
-            return grade_text(submission, p.relative_to(folder), exercise, isolation=level, **kw)
-        except ValueError as e:  # unreadable, or could not tell the exercise: a report, not a crash
-            return _refused(p, exercise, str(e), "missing_function", folder)
-        except OSError as e:
-            return _refused(p, exercise, f"cannot read it ({e.strerror})", "crash", folder)
+            return _one(p, folder, exercise, level, kw)
+        except Exception as e:  # the grader's own failure on this file: that file's error only
+            detail = "".join(traceback.format_exception_only(type(e), e)).strip()[:500]
+            rel = str(p.relative_to(folder))
+            return internal_error(exercise or "unknown", rel, f"internal grader error: {detail}")
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         return list(pool.map(one, files))
+
+
+def _one(p: Path, folder: Path, exercise: str | None, level: str, kw: dict) -> Report:
+    if p.is_symlink() or not p.is_file():
+        why = "not a regular file (symlinks are not followed)"
+        return _refused(p, exercise, why, "crash", folder)
+    try:
+        submission = read_submission(p, follow_symlinks=False)
+    except ValueError as e:  # not a notebook, not Unicode, nested too deeply: says which
+        return _refused(p, exercise, str(e), "syntax_error", folder)
+    except OSError as e:
+        return _refused(p, exercise, f"cannot read it ({e.strerror})", "crash", folder)
+    except RecursionError:  # not expected past read_submission's own checks; still this file's
+        return _refused(p, exercise, "nested too deeply to read", "syntax_error", folder)
+    try:
+        return grade_text(submission, p.relative_to(folder), exercise, isolation=level, **kw)
+    except ValueError as e:  # could not tell the exercise: a report, not a crash
+        return _refused(p, exercise, str(e), "missing_function", folder)

@@ -155,8 +155,8 @@ def grade_source(
         source,
         ex.name,
         [
-            {"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs}
-            for c in [*prep.cases, *prep.twins]
+            {"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs, "expect": shapes}
+            for c, shapes in zip([*prep.cases, *prep.twins], _answer_shapes(prep), strict=True)
         ],
         list(ex.allowed_imports) if ex.allowed_imports is not None else None,
         timeout=timeout,
@@ -175,6 +175,13 @@ def grade_source(
             exercise, [*checks, CheckResult("runs", False, msg)], ["crash"], lang, **meta
         )
     return verdict(prep, run, checks, lang, **meta)
+
+
+def _answer_shapes(prep: Prepared) -> list[list[tuple[int, ...]]]:
+    """The shape of each part of the right answer, per case then per twin (a twin has its
+    case's shapes): what bounds the sandbox's result stream before it is read."""
+    own = [[np.shape(a) for a in answer] for answer in prep.expected]
+    return own + [own[i] for i in prep.twin_of]
 
 
 def verdict(

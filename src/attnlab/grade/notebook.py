@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_BYTES = 4 * 2**20  # a submission larger than this is refused
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")  # their body is Python
@@ -76,8 +78,10 @@ def notebook_source(text: str) -> str:
 def read_submission(path: Path, *, follow_symlinks: bool = True) -> Submission:
     """The Python source of a submission, read once (for a notebook, with its cell map).
 
-    Raises ValueError for anything but a regular file of at most 4 MiB (a FIFO or device is never
-    opened for blocking reads), and for a notebook that is not JSON; OSError if it cannot be read.
+    Raises ValueError, with a message that says why, for anything but a regular file of at most
+    4 MiB (a FIFO or device is never opened for blocking reads), a notebook that is not JSON or
+    not shaped like one, text that is not valid Unicode (a lone surrogate), and code nested too
+    deeply for Python to read; OSError if it cannot be read. Each is one file's failure.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     if not follow_symlinks:
@@ -89,9 +93,32 @@ def read_submission(path: Path, *, follow_symlinks: bool = True) -> Submission:
     if len(data) > MAX_BYTES:
         raise ValueError(f"{path}: larger than {MAX_BYTES // 2**20} MiB")
     raw = data.decode("utf-8", errors="replace")
+    sub = Submission(raw)
     if path.suffix == ".ipynb":
         try:
-            return parse_notebook(raw)
-        except (json.JSONDecodeError, AttributeError, TypeError) as e:
-            raise ValueError(f"{path}: not a readable Jupyter notebook ({e})") from None
-    return Submission(raw)
+            sub = parse_notebook(raw)
+        except RecursionError:
+            raise ValueError(f"{path}: a notebook nested too deeply to read") from None
+        except (ValueError, AttributeError, TypeError, KeyError) as e:
+            raise ValueError(f"{path}: not a readable Jupyter notebook ({str(e)[:200]})") from None
+    _check_readable(sub.code, path)
+    return sub
+
+
+def _check_readable(code: str, path: Path) -> None:
+    """Refuse what Python's own parser cannot take without failing itself: lone surrogates
+    (from a notebook's JSON escapes) and nesting past its stack (RecursionError, MemoryError).
+    A plain syntax error is left for the grader, which reports it as one."""
+    bad = SURROGATE.search(code)
+    if bad:
+        raise ValueError(
+            f"{path}: holds {bad.group()!a}, a lone surrogate, which is not valid Unicode"
+        )
+    try:
+        compile(code, str(path), "exec", ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError) as e:
+        raise ValueError(
+            f"{path}: code nested too deeply for Python to read ({type(e).__name__})"
+        ) from None
+    except (SyntaxError, ValueError):
+        pass

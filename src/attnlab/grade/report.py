@@ -1,9 +1,12 @@
 """Reports: text for learners, JSON for tools, JUnit XML for CI, CSV for a whole class.
 
 Everything in a report that came from a submission (messages, tracebacks, printed output, file
-names) is untrusted. Text reports drop terminal escapes and control characters; JUnit XML drops
-the characters XML 1.0 cannot hold, so it always parses; CSV cells that a spreadsheet would read
-as a formula get a leading apostrophe (OWASP's advice on CSV injection).
+names) is untrusted. Every format starts from ``view.safe`` (escapes, controls, bidi marks and
+lone surrogates dropped; file names escaped onto one line; messages capped, saying what was cut);
+JUnit XML also drops the characters XML 1.0 cannot hold, so it always parses; every CSV field is
+quoted, and a formula start (``= + - @``, tab, CR) at the field's start or after any character a
+spreadsheet may split on (``; , |``, tab, newline) gets an apostrophe (OWASP's advice on CSV
+injection), so no formula survives whichever separator the CSV is read with.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from collections import Counter
 
 from .mistakes import MISTAKES
 from .results import CheckResult, Report, student_of
-from .view import clean, text
+from .view import clean, safe, text
 from .words import word
 
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA = re.compile(r"(^|[;,|\t\n\r])([=+\-@\t\r])")
 
 
 def _xml(s: str | None) -> str:
@@ -30,15 +33,16 @@ def _xml(s: str | None) -> str:
 
 
 def _cell(value: object) -> str:
-    s = clean(str(value))
-    return "'" + s if s.startswith(FORMULA_START) else s
+    """A CSV field no spreadsheet reads as a formula, under any separator."""
+    return FORMULA.sub(r"\1'\2", clean(str(value)))
 
 
 def to_json(r: Report) -> str:
-    return json.dumps(r.to_dict(), indent=2, ensure_ascii=False)
+    return json.dumps(safe(r).to_dict(), indent=2, ensure_ascii=False)
 
 
 def junit(reports: list[Report]) -> str:
+    reports = [safe(r) for r in reports]
     suites = ET.Element("testsuites")
     for r in reports:
         checks = r.checks if not r.error else []
@@ -68,7 +72,7 @@ def junit(reports: list[Report]) -> str:
 def _csv(header: list[str], rows: list[list]) -> str:
     """CSV text with every cell neutralised for spreadsheets (``_cell``)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in [header, *rows]:
         w.writerow([_cell(v) for v in row])
     return buf.getvalue()
@@ -76,6 +80,7 @@ def _csv(header: list[str], rows: list[list]) -> str:
 
 def class_csv(reports: list[Report]) -> str:
     header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error"]
+    reports = [safe(r) for r in reports]
     rows = [
         [
             r.file,
@@ -108,6 +113,7 @@ def gradescope(r: Report, lang: str = "en") -> dict:
     """Gradescope's results.json for one submission: 100 points shared by the scored checks,
     one test each (name, score, max_score, status, output, visibility), the mistakes and their
     hints in the top-level output."""
+    r = safe(r)
     scored = [c for c in r.checks if c.scored]
     if r.error or not scored:  # the code never ran (syntax, imports) or the grader broke
         why = r.error or "; ".join(clean(c.message) for c in r.checks if not c.passed)
@@ -125,6 +131,8 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         for c in scored
     ]
     lines = [f"{r.exercise}: {'PASSED' if r.passed else 'FAILED'} (seed {r.seed})"]
+    if r.error:  # not graded at all (a refusal, or the grader broke): say that, not FAILED
+        lines = [f"{r.exercise}: NOT GRADED: {r.error}"]
     lines += [f"{m}: {r.hints.get(m, '')}" for m in r.mistakes]
     if r.output:
         lines += ["", "printed output:", clean(r.output)]
@@ -164,6 +172,7 @@ def gradebook(reports: list[Report]) -> str:
     """CSV: one row per student, one column per exercise (the best score), their mean, then one
     column per exercise with the mistake ids (``;``-separated), so a teacher sees who needs
     which hint."""
+    reports = [safe(r) for r in reports]
     exercises, book = gradebook_rows(reports)
     mistakes = mistakes_by_student(reports)
     rows = []
@@ -187,6 +196,7 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
     frequency with their hints, and the gradebook. No script, no external resource; every text
     from a submission is escaped."""
     e = html.escape
+    reports = [safe(r) for r in reports]
     n = len(reports)
     passed = sum(r.passed for r in reports)
     buckets = [0] * 5
@@ -247,7 +257,7 @@ def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = Tru
         body = (
             to_json(reports[0])
             if single
-            else json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False)
+            else json.dumps([safe(r).to_dict() for r in reports], indent=2, ensure_ascii=False)
         )
     elif fmt == "junit":
         body = junit(reports)

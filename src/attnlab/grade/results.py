@@ -1,12 +1,11 @@
 """What grading produces: one check's result and one submission's report (the data types every
-other grading module imports; this module imports only the views below it)."""
+other grading module imports). Data only: how a report reads (``view``) is imported where it is
+shown, never at import time, so presentation can change without touching the data."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-from .view import report_html, text
 
 
 @dataclass
@@ -42,10 +41,14 @@ class Report:
         return d
 
     def __str__(self) -> str:
+        from .view import text
+
         return text(self)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the verdict, the failed checks and the hints, every text escaped."""
+        from .view import report_html
+
         return report_html(self)
 
 

@@ -5,9 +5,12 @@ Two isolation levels, named in every report:
 - ``bwrap``: bubblewrap namespaces (see ``attnlab.grade.bwrap``): no network, no other files, no
   view of other processes, host user ``nobody``, a private tmpfs; the child sees only the
   standard library and NumPy.
-- ``process``: a plain ``python -I -S`` child in its own process group whose ``sys.path`` holds
-  the standard library and a folder that links to NumPy alone. It cannot import attnlab or torch
-  by name, but it runs as the grader's user and could read or write what that user can.
+- ``process``: a plain ``python -I -S`` child in a session of its own whose ``sys.path`` holds
+  the standard library and a folder that links to NumPy alone, under the same seccomp filter as
+  bwrap's (``attnlab.grade.seccomp``). It cannot import attnlab or torch by name. Run by root,
+  it becomes an unprivileged uid of its own (``attnlab.grade.uids``) before the submission runs,
+  and every process of that uid is killed before the grading returns; otherwise it runs as the
+  grader's user and could read or write what that user can.
 
 Both get no stdin, a minimal environment, resource limits (address space, CPU seconds, file size,
 open files; processes too under bwrap as root), and a wall-clock timeout after which the whole
@@ -32,11 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _child, bwrap
+from . import _child, bwrap, seccomp, stream, uids
 
 CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
 OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
-RESULTS_MAX = 512 * 2**20  # a result stream larger than this is the submission's fault
 FILE_MAX = 64 * 2**20
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 ISOLATIONS = ("auto", "bwrap", "process")
@@ -99,6 +101,7 @@ def _limits(memory_mb: int, cpu_seconds: int):
             (resource.RLIMIT_CPU, cpu_seconds),
             (resource.RLIMIT_FSIZE, FILE_MAX),
             (resource.RLIMIT_NOFILE, 256),
+            (resource.RLIMIT_MSGQUEUE, 0),  # POSIX message queues: memory RLIMIT_AS misses
         ):
             resource.setrlimit(res, (value, value))
 
@@ -110,11 +113,14 @@ def _input_memfd(source: str, function: str, cases: list[dict], allowed, filenam
         "function": function,
         "allowed": allowed,
         "filename": filename,
+        "seccomp": (seccomp.program() or b"").hex(),  # process isolation loads it itself
         "cases": [
             {
                 "arrays": list(c["arrays"]),
                 "scalars": c.get("scalars", []),
                 "kwargs": c.get("kwargs", {}),
+                "expect": [list(s) for s in c["expect"]],
+                "shapes": [list(a.shape) for a in c["arrays"].values()],
             }
             for c in cases
         ],
@@ -199,10 +205,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _harness(isolation: str, in_fd: int, out_w: int, tmp: Path | None, drop_uid: int) -> list[str]:
-    """The child interpreter running the harness (passed as text: the sandbox cannot see it)."""
+    """The child interpreter running the harness (passed as text: the sandbox cannot see it).
+    Process isolation drops the uid late: after NumPy and the input are read."""
     exe, _ = bwrap.interpreter_files()
     site = bwrap.SITE if isolation == "bwrap" else _process_site(tmp)
-    return [str(exe), "-I", "-S", "-c", CHILD_SOURCE, str(in_fd), str(out_w), site, str(drop_uid)]
+    when = "early" if isolation == "bwrap" else "late"
+    args = [str(in_fd), str(out_w), site, str(drop_uid), when]
+    return [str(exe), "-I", "-S", "-c", CHILD_SOURCE, *args]
 
 
 def _popen(cmd: list[str], env: dict, cwd: str, fds: tuple[int, ...], limits) -> subprocess.Popen:
@@ -219,29 +228,38 @@ def _popen(cmd: list[str], env: dict, cwd: str, fds: tuple[int, ...], limits) ->
     )
 
 
-def _spawn(isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits) -> subprocess.Popen:
-    """Start the child: plain (process isolation), under bwrap, or under bwrap as root."""
+def _spawn(
+    isolation: str, in_fd: int, out_w: int, tmp: Path | None, limits, uid: int = 0
+) -> subprocess.Popen:
+    """Start the child: plain (process isolation, as ``uid`` when that is not 0), under bwrap,
+    or under bwrap as root."""
     if isolation != "bwrap":
-        cmd = _harness(isolation, in_fd, out_w, tmp, 0)
+        cmd = _harness(isolation, in_fd, out_w, tmp, uid)
         return _popen(cmd, _env(str(tmp)), str(tmp), (in_fd, out_w), limits)
     host_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # to find bwrap itself
-    if os.geteuid() != 0:
-        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=False)]
-        cmd += _harness(isolation, in_fd, out_w, tmp, 0)
-        return _popen(cmd, host_env, "/", (in_fd, out_w), limits)
-    return _spawn_as_root(in_fd, out_w, limits, host_env)
+    filt = seccomp.memfd()
+    try:
+        fds = (in_fd, out_w) + ((filt,) if filt is not None else ())
+        if os.geteuid() != 0:
+            cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=False, seccomp_fd=filt)]
+            cmd += _harness(isolation, in_fd, out_w, tmp, 0)
+            return _popen(cmd, host_env, "/", fds, limits)
+        return _spawn_as_root(fds, filt, limits, host_env)
+    finally:
+        if filt is not None:
+            os.close(filt)
 
 
-def _spawn_as_root(in_fd: int, out_w: int, limits, host_env: dict) -> subprocess.Popen:
+def _spawn_as_root(fds: tuple, filt: int | None, limits, host_env: dict) -> subprocess.Popen:
     """bwrap started by root: it waits on a pipe while we write its user namespace's uid map
     (65534 inside is the host's nobody), then the harness drops to 65534 before anything else."""
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     try:
-        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=True)]
+        cmd = [*bwrap.command(_env("/tmp"), map_uid_outside=True, seccomp_fd=filt)]
         cmd += ["--info-fd", str(info_w), "--userns-block-fd", str(block_r)]
-        cmd += _harness("bwrap", in_fd, out_w, None, bwrap.NOBODY)
-        proc = _popen(cmd, host_env, "/", (in_fd, out_w, info_w, block_r), limits)
+        cmd += _harness("bwrap", fds[0], fds[1], None, bwrap.NOBODY)
+        proc = _popen(cmd, host_env, "/", (*fds, info_w, block_r), limits)
         os.close(info_w)
         os.close(block_r)
         info_w = block_r = -1
@@ -270,31 +288,43 @@ def run_submission(
 ) -> RunResult:
     """Call ``function`` from ``source`` on every case in an isolated child process.
 
-    Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}}``; arrays are
-    passed positionally in order, then the scalars, then the keyword arguments. Raises
+    Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}, "expect":
+    [shape, ...]}``; arrays are passed positionally in order, then the scalars, then the keyword
+    arguments; ``expect`` holds the shape of each part of the right answer (what bounds the
+    result stream before it is read: ``attnlab.grade.stream``). Raises
     ``SandboxError`` only when the sandbox itself fails, never for what the submission does.
     """
     level = resolve_isolation(isolation)
     # process mode's working folder; bwrap needs none (its /tmp is a private tmpfs)
     tmp = Path(tempfile.mkdtemp(prefix="attnlab-grade-")) if level == "process" else None
+    uid = uids.grading_uid() if level == "process" else 0
+    if uid:
+        os.chown(tmp, uid, uid)  # its only folder; the results folder stays root's
     in_fd = _input_memfd(source, function, cases, allowed_imports, filename)
     out_r, out_w = os.pipe()
     try:
         limits = _limits(memory_mb, int(timeout) + 2)
-        proc = _spawn(level, in_fd, out_w, tmp, limits)
+        proc = _spawn(level, in_fd, out_w, tmp, limits, uid)
         os.close(out_w)
         out_w = -1
-        return _collect(proc, out_r, [len(c["arrays"]) for c in cases], timeout, level)
+        layout = stream.Layout(
+            [[tuple(s) for s in c["expect"]] for c in cases],
+            [[a.shape for a in c["arrays"].values()] for c in cases],
+        )
+        return _collect(proc, out_r, layout, timeout, level)
     finally:
         for fd in (in_fd, out_r, out_w):
             if fd >= 0:
                 os.close(fd)
+        if uid and not uids.kill_all(uid):  # daemons included, before a word is written
+            raise SandboxError(f"processes of uid {uid} survived SIGKILL for 5 s")
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) -> RunResult:
-    caps = {"stdout": OUTPUT_KEEP, "stderr": OUTPUT_KEEP, "results": RESULTS_MAX}
+def _collect(proc, out_r: int, layout: stream.Layout, timeout: float, level: str) -> RunResult:
+    cap = len(_child.MAGIC) + layout.stream_cap()  # known before a byte is read
+    caps = {"stdout": OUTPUT_KEEP, "stderr": OUTPUT_KEEP, "results": cap}
     fds = {"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno(), "results": out_r}
     pipes = _Pipes(fds, caps)
     start = time.monotonic()
@@ -313,8 +343,9 @@ def _collect(proc, out_r: int, n_arrays: list[int], timeout: float, level: str) 
         proc.stdout.close()
         proc.stderr.close()
     if pipes.dropped["results"]:
-        return _result(pipes, level, crashed="it sent back more than 512 MiB of results")
-    return _parse(pipes, proc.returncode, n_arrays, level)
+        why = f"it sent back more than the {cap} bytes its answers can take"
+        return _result(pipes, level, crashed=why)
+    return _parse(pipes, proc.returncode, layout, level)
 
 
 def _timed_out(proc: subprocess.Popen, pipes: _Pipes, level: str) -> RunResult:
@@ -341,42 +372,46 @@ def _result(pipes: _Pipes, level: str, **kw) -> RunResult:
     )
 
 
-def _parse(pipes: _Pipes, returncode: int, n_arrays: list[int], level: str) -> RunResult:
+def _parse(pipes: _Pipes, returncode: int, layout: stream.Layout, level: str) -> RunResult:
     raw = bytes(pipes.data["results"])
     if not raw.startswith(_child.MAGIC):
         err = _text(pipes.data["stderr"]).strip().splitlines()
         raise SandboxError(
             f"the sandbox did not start (exit code {returncode}): {err[-1] if err else 'no output'}"
         )
-    raw = raw[len(_child.MAGIC) :]
-    size = int.from_bytes(raw[:8], "little") if len(raw) >= 8 else -1
-    if size != len(raw) - 8:
+    try:  # the child can write anything to its pipe: untrusted, bounded and checked as read
+        status, data = stream.read(raw[len(_child.MAGIC) :], layout)
+        status = stream.checked_status(status, len(layout.expect))
+        return _from_status(_result(pipes, level), status, data, layout)
+    except stream.Incomplete:
         why = f"exit code {returncode}" + (f" (signal {-returncode})" if returncode < 0 else "")
         tail = _text(pipes.data["stderr"]).strip().splitlines()[-3:]
         return _result(pipes, level, crashed=why + ("\n" + "\n".join(tail) if tail else ""))
-    try:  # the child can write anything to its pipe: untrusted, checked as it is read
-        data = dict(np.load(io.BytesIO(raw[8:]), allow_pickle=False))
-        status = json.loads(bytes(data.pop("__status__")).decode())
-        return _from_status(_result(pipes, level), status, data, n_arrays)
-    except Exception as e:
-        return _result(pipes, level, crashed=f"it sent back unreadable results ({e!r:.200})")
+    except stream.Malformed as e:
+        return _result(pipes, level, crashed=f"it sent back malformed results: {e}")
 
 
-def _from_status(result: RunResult, status: dict, data: dict, n_arrays: list[int]) -> RunResult:
+def _from_status(result: RunResult, status: dict, data: dict, layout: stream.Layout) -> RunResult:
+    """A RunResult from a checked status: only the parts and inputs the exercise has are read."""
     le = status["load_error"]
-    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
+    result.attempts = status["attempts"]
     if le is not None:
-        result.forbidden, result.missing = le.get("forbidden"), le.get("missing")
-        result.load_error = le.get("traceback")
+        result.forbidden, result.missing = le["forbidden"], le["missing"]
+        result.load_error = le["traceback"]
+        if not (le["forbidden"] or le["missing"] or le["traceback"]):
+            result.crashed = "it sent back an empty load error"
         return result
-    for i, (entry, n_in) in enumerate(zip(status["cases"], n_arrays, strict=False)):
-        cr = CaseResult(n_parts=int(entry["n"]), kind=entry["kind"], types=entry["types"])
+    for i, entry in enumerate(status["cases"]):
+        cr = CaseResult(n_parts=entry["n"], kind=entry["kind"], types=entry["types"])
         if entry["error"] is not None:
             cr.error, cr.forbidden = entry["error"]["traceback"], entry["error"]["forbidden"]
         else:
-            cr.outputs = [data.get(f"r{i}_{j}") for j in range(cr.n_parts)]
-            cr.inputs_after = [data[f"a{i}_{j}"] for j in range(n_in)]
+            n_out = min(cr.n_parts, len(layout.expect[i]))
+            cr.outputs = [data.get(f"r{i}_{j}") for j in range(n_out)]
+            missing = [j for j in range(len(layout.inputs[i])) if f"a{i}_{j}" not in data]
+            if missing:
+                raise stream.Malformed(f"case {i} without its input {missing[0]}")
+            cr.inputs_after = [data[f"a{i}_{j}"] for j in range(len(layout.inputs[i]))]
         result.cases.append(cr)
-    result.tampered = [str(t) for t in status.get("tampered", [])][:20]
-    result.attempts = [str(t)[:80] for t in status.get("attempts", [])][:10]
+    result.tampered = status["tampered"]
     return result

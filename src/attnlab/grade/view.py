@@ -1,13 +1,18 @@
 """A report as a person reads it: terminal text and the HTML fragment notebooks show.
 
 Everything in a report that came from a submission (messages, tracebacks, printed output, file
-names) is untrusted: terminal escapes and control characters are dropped, HTML is escaped.
+and folder names) is untrusted. ``safe`` is what every format starts from: terminal escapes
+(CSI, OSC), C0/C1 controls, bidi controls (Trojan Source) and lone surrogates dropped from text;
+file names with newlines, controls or bytes that are not UTF-8 shown escaped (``\\n``,
+``\\x1b``, ``\\xff``); each message cut to ``MESSAGE_MAX`` characters and all of them to
+``MESSAGES_MAX``, saying what was cut. HTML is escaped on top of that.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .words import check_name, word
@@ -16,18 +21,69 @@ if TYPE_CHECKING:
     from .results import Report
 
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")  # keeps \t, \n
+SURROGATE = re.compile("[\ud800-\udfff]")
+NAME_ESCAPE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}\ud800-\udfff]")
+MESSAGE_MAX = 2000  # characters of one check's message kept
+MESSAGES_MAX = 40_000  # characters of all of a report's messages kept
+OUTPUT_MAX = 4000  # characters of printed output kept (the grader keeps fewer)
 
 
 def clean(s: str | None) -> str:
-    """Text safe for a terminal: escape sequences and control characters removed."""
-    return CONTROL.sub("", ANSI.sub("", s or ""))
+    """Text safe for a terminal and any viewer: escape sequences, control characters, bidi
+    controls and lone surrogates removed (newlines and tabs kept)."""
+    return CONTROL.sub("", SURROGATE.sub("\ufffd", ANSI.sub("", s or "")))
+
+
+def _escape_char(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{o - 0xDC00:02x}"
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group()) or (
+        f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+    )
+
+
+def shown_name(name: str | None) -> str:
+    """A file or folder name on one line, every control, bidi mark and non-UTF-8 byte escaped
+    (so ``a\\nPASSED`` cannot forge a line of a report; applying it twice changes nothing)."""
+    return NAME_ESCAPE.sub(_escape_char, name or "")
+
+
+def cut(s: str, most: int) -> str:
+    """``s`` with its middle cut to ``most`` characters, saying how many were cut."""
+    if len(s) <= most:
+        return s
+    half = most // 2
+    return f"{s[:half]}\n... ({len(s) - 2 * half} characters cut) ...\n{s[-half:]}"
+
+
+def safe(r: Report) -> Report:
+    """A copy of ``r`` with everything the learner controls made safe to show (see above)."""
+    left = MESSAGES_MAX
+    checks = []
+    for c in r.checks:
+        message = cut(clean(c.message), max(200, min(MESSAGE_MAX, left)))
+        left -= len(message)
+        checks.append(replace(c, name=clean(c.name), message=message))
+    return replace(
+        r,
+        exercise=clean(r.exercise),
+        file=shown_name(r.file),
+        checks=checks,
+        mistakes=[clean(m) for m in r.mistakes],
+        hints={clean(k): clean(v) for k, v in r.hints.items()},
+        output=cut(clean(r.output), OUTPUT_MAX),
+        error=None if r.error is None else cut(clean(r.error), MESSAGE_MAX),
+    )
 
 
 def text(r: Report, lang: str | None = None) -> str:
     """The report as terminal text in ``lang`` (default: the language it was graded in)."""
     lang = lang or r.lang
-    name = f"{clean(r.file)}  " if r.file else ""
+    r = safe(r)
+    name = f"{r.file}  " if r.file else ""
     if r.error:
         return f"{name}{r.exercise}: {word('grader_error', lang)}: {clean(r.error)}"
     n_ok = sum(c.passed for c in r.checks)
@@ -108,6 +164,7 @@ def _isolation_line(isolation: str, lang: str) -> str:
 
 def report_html(r: Report) -> str:
     """One submission's report as an HTML fragment (for notebooks); every text escaped."""
+    r = safe(r)
     e, lang = html.escape, r.lang
     verdict = word("passed" if r.passed else "failed", lang)
     color = "#176c2c" if r.passed else "#a11"

@@ -5,12 +5,17 @@
 - Temp files of interrupted writes (``.checkpoint.pt.XXXX.tmp``) are removed at the next start.
 - On resume the log is cut back to the checkpoint's iteration, so log and plot read as one run.
 - Resuming with a different corpus, attention or model setting is an error naming both values.
-- ``read_config`` is the one reader of a run's ``config.json`` (train, sample, translate, explore).
+- ``read_config`` is the one reader of a run's ``config.json`` (train, sample, translate, explore,
+  serve). A run folder is untrusted input (it can be handed in, downloaded, damaged): the file is
+  read up to 1 MiB, every model value is checked for its type and bounds, and the memory the
+  model would take is estimated from the config and checked against ``MODEL_BYTES_MAX`` and the
+  machine's free memory, all before a model is built. Each bad value is one line, exit 2.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from collections.abc import Iterator
@@ -21,6 +26,29 @@ from ..errors import UserError
 from ..files import atomic_write_text
 
 RUN_FILES = ("config.json", "tokenizer.json", "checkpoint.pt", "log.jsonl", "loss.png")
+CONFIG_BYTES_MAX = 2**20
+MODEL_BYTES_MAX = 8 * 2**30  # attnlab's runs are far smaller; a config asking more is refused
+GPT_BOUNDS = {  # field: (type, low, high); None: no bound
+    "vocab_size": (int, 1, 2**20),
+    "block_size": (int, 1, 2**16),
+    "n_layer": (int, 1, 1024),
+    "n_head": (int, 1, 1024),
+    "n_kv_head": (int, 1, 1024),  # or null
+    "n_embd": (int, 1, 2**16),
+    "dropout": (float, 0.0, 1.0),
+    "bias": (bool, None, None),
+    "pos": (str, None, None),
+}
+SEQ2SEQ_BOUNDS = {
+    "src_vocab": (int, 1, 2**20),
+    "tgt_vocab": (int, 1, 2**20),
+    "attention": (str, None, None),
+    "emb": (int, 1, 2**16),
+    "hidden": (int, 1, 2**16),
+    "attn_hidden": (int, 1, 2**16),
+    "dropout": (float, 0.0, 1.0),
+}
+OTHER_INT_MAX = 2**16  # any whole number in another kind's model config
 
 
 def read_config(run_dir: str | Path, kind: str | None = None) -> dict:
@@ -32,10 +60,118 @@ def read_config(run_dir: str | Path, kind: str | None = None) -> dict:
             f"{run_dir}: not a run directory (no config.json); train one with "
             f"'attnlab train {kind or 'gpt'} --out {run_dir}'"
         )
-    cfg = {"kind": "gpt", **json.loads(path.read_text(encoding="utf-8"))}
+    with path.open("rb") as f:
+        raw = f.read(CONFIG_BYTES_MAX + 1)
+    if len(raw) > CONFIG_BYTES_MAX:
+        raise UserError(f"{path}: larger than {CONFIG_BYTES_MAX // 2**20} MiB; not a run's config")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise UserError(f"{path}: damaged, not JSON ({str(e)[:120]})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: damaged, expected a JSON object, got {type(data).__name__}")
+    cfg = {"kind": "gpt", **data}
+    if not isinstance(cfg["kind"], str):
+        raise UserError(f"{path}: kind must be text, got {cfg['kind']!r:.60}")
     if kind is not None and cfg["kind"] != kind:
-        raise UserError(f"{run_dir}: a {cfg['kind']!r} run, not a {kind} run")
+        raise UserError(f"{run_dir}: a {cfg['kind']!r:.60} run, not a {kind} run")
+    check_model(cfg, path)
     return cfg
+
+
+def check_model(cfg: dict, where: Path) -> None:
+    """Types and bounds of ``cfg["model"]``, then the memory its model would need against
+    ``MODEL_BYTES_MAX`` and the free memory: a one-line UserError for the first bad value."""
+    model = cfg.get("model")
+    if not isinstance(model, dict):
+        raise UserError(f"{where}: 'model' must be an object of settings, got {model!r:.60}")
+    bounds = {"gpt": GPT_BOUNDS, "seq2seq": SEQ2SEQ_BOUNDS}.get(cfg["kind"])
+    if bounds is None:
+        _check_other(model, where)
+    for name, value in model.items():
+        if bounds is not None and name in bounds:
+            _check_value(name, value, *bounds[name], where)
+    if bounds is not None:
+        _typed_config(cfg["kind"], model, where)
+    need = model_bytes(cfg["kind"], model)
+    free = available_memory()
+    limit, what = (MODEL_BYTES_MAX, "attnlab's limit for a run")
+    if free is not None and free < limit:
+        limit, what = free, "this machine's free memory"
+    if need > limit:
+        big = ", ".join(f"{k} {v}" for k, v in model.items() if type(v) is int and v > 1)
+        raise UserError(
+            f"{where}: its model would need about {_gib(need)} ({big[:120]}), more than "
+            f"{what} ({_gib(limit)})"
+        )
+
+
+def _typed_config(kind: str, model: dict, where: Path) -> None:
+    """The typed config (a dataclass, no weights): unknown fields and the checks between fields
+    (``n_head`` divides ``n_embd``), named with the file."""
+    from ..config import from_dict
+    from ..models.gpt import GPTConfig
+    from ..models.seq2seq import Seq2SeqConfig
+
+    try:
+        from_dict(GPTConfig if kind == "gpt" else Seq2SeqConfig, model)
+    except (UserError, TypeError) as e:
+        raise UserError(f"{where}: {str(e).splitlines()[0][:200]}") from None
+
+
+def _check_value(name: str, value: object, kind: type, low, high, where: Path) -> None:
+    if name == "n_kv_head" and value is None:
+        return
+    ok = type(value) is kind or (kind is float and type(value) is int)
+    if not ok:
+        raise UserError(f"{where}: model {name} must be {kind.__name__}, got {value!r:.60}")
+    if (low is not None and not (low <= value <= high)) or (kind is float and value == high):
+        upper = "below" if kind is float else "at most"
+        raise UserError(
+            f"{where}: model {name} = {value!r:.60}: expected at least {low}, {upper} {high}"
+        )
+
+
+def _check_other(model: dict, where: Path) -> None:
+    """A kind built by a lesson's own code: every number finite, every whole number at most
+    ``OTHER_INT_MAX`` (its builder checks the rest)."""
+    for name, value in model.items():
+        if type(value) is int and not 0 <= value <= OTHER_INT_MAX:
+            raise UserError(f"{where}: model {name} = {value}: expected 0 to {OTHER_INT_MAX}")
+        if type(value) is float and not math.isfinite(value):
+            raise UserError(f"{where}: model {name} = {value}: expected a finite number")
+
+
+def model_bytes(kind: str, m: dict) -> int:
+    """Bytes a model of this config takes when loaded (float32 weights, once as the module and
+    once as the state dict read from disk), plus one forward's attention scores. An upper
+    estimate; for kinds it does not know, the square of the sum of the whole numbers, x16."""
+    ints = {k: v for k, v in m.items() if type(v) is int}
+    if kind == "gpt":
+        v, t, n, e = (ints.get(k, 1) for k in ("vocab_size", "block_size", "n_layer", "n_embd"))
+        params = 2 * v * e + t * e + n * (12 * e * e + 13 * e) + 2 * e
+        return 8 * params + 4 * t * t * ints.get("n_head", 1)
+    if kind == "seq2seq":
+        s, g, e, h, a = (ints.get(k, 1) for k in ("src_vocab", "tgt_vocab", "emb", "hidden",
+                                                   "attn_hidden"))  # fmt: skip
+        params = (s + g) * e + 8 * (e + h) * h + 12 * (e + 3 * h) * h + 4 * h * a + 2 * h * g
+        return 8 * params
+    return 16 * sum(ints.values()) ** 2
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes, or None where there is no such file."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**28 else f"{n / 2**20:.0f} MiB"
 
 
 def clean_stale_temps(folder: Path) -> list[Path]:
