@@ -53,6 +53,8 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
             key=lambda ik: _size(f, ik[0]),
         )  # the smallest case each version reproduced, smallest first
         for i, (version, k) in tries:
+            if not all(m in f.prep.ex.version_table() for m in _ids(version)):
+                continue  # a probe's hypothesis (a base read off the table): no version
             alone = mid if isinstance(version, tuple) else None
             line = locate(learner(i), wrong_values(f, version, k, i, alone))
             if line is not None:
