@@ -44,7 +44,6 @@ mixed = w @ x  # (D,): what 光 gathers, weights × values as in step 1
 print("scores          ", labeled(CHARS, scores))
 print("softmax(scores) ", labeled(CHARS, w))
 print("softmax(5 * s)  ", labeled(CHARS, w5))
-print("w @ x           ", mixed.round(2))
 plot("lesson1_2_scores", bars({"softmax(s)": w, "softmax(5 s)": w5}, CHARS))
 
 # %% step causal_mask
