@@ -15,11 +15,19 @@ CHARS = list("床前明月光")
 TIMED = (1000, 2000, 4000)  # the lengths the timing exercise times, each twice the one before
 
 # %% step averaging
-T = len(CHARS)
-x = np.random.default_rng([SEED, 1]).standard_normal((T, 4))  # (T, 4): one vector per character
+import torch
+
+T, D = len(CHARS), 4
+ids = np.arange(T)  # the sentence as character ids: 床 0, 前 1, 明 2, 月 3, 光 4
+E = np.random.default_rng([SEED, 1]).standard_normal((T, D))  # (vocabulary, D): one row each
+one_hot = np.eye(T)[ids]  # (T, vocabulary): a 1 in the column of each character
+x = one_hot @ E  # (T, D): a one-hot row times E picks one row of E
+emb = torch.nn.Embedding.from_pretrained(torch.from_numpy(E))  # PyTorch's lookup table
+lookup_same = np.allclose(emb(torch.from_numpy(ids)).numpy(), x) and np.allclose(x, E[ids])
 W = np.tril(np.ones((T, T)))  # (T, T): 1 where position t may see s <= t
 W = W / W.sum(axis=1, keepdims=True)  # each row: 1 / (number of visible positions)
-out = W @ x  # (T, 4): every position's average in one product
+out = W @ x  # (T, D): weights × values, every position at once
+print("one-hot @ E == E[ids] == nn.Embedding(ids):", lookup_same)
 print("W =")
 print(matrix(W))
 print("np.allclose(out[2], x[:3].mean(axis=0)) =", np.allclose(out[2], x[:3].mean(axis=0)))
@@ -32,6 +40,7 @@ q = np.array([1.0, 0.0])  # the query of 光: it looks for things in the sky
 scores = KEYS @ q  # (T,): one dot product per key
 w = ref.softmax(scores)
 w5 = ref.softmax(5 * scores)
+mixed = w @ x  # (D,): what 光 gathers, weights × values as in step 1
 print("scores          ", labeled(CHARS, scores))
 print("softmax(scores) ", labeled(CHARS, w))
 print("softmax(5 * s)  ", labeled(CHARS, w5))
@@ -40,7 +49,7 @@ plot("lesson1_2_scores", bars({"softmax(s)": w, "softmax(5 s)": w5}, CHARS))
 # %% step causal_mask
 rng = np.random.default_rng([SEED, 3])
 q, k = rng.standard_normal((2, T, 8))  # (T, d) each: random queries and keys, d = 8
-s = q @ k.T / np.sqrt(8)  # (T, T): row t holds query t's scores
+s = q @ k.T / np.sqrt(8)  # (T, T): row t holds query t's scores; why / √8: step 4
 mask = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
 s = np.where(mask, s, -np.inf)  # the future gets -inf, and exp(-inf) = 0
 a = ref.softmax(s)  # (T, T)
@@ -49,7 +58,7 @@ print("a.sum(axis=1) =", a.sum(axis=1).round(6).tolist())
 plot("lesson1_3_causal", heat(a, CHARS, CHARS))
 
 # %% step sqrt_d
-rows, raw_max, scaled_max = [], [], []
+rows, raw_max, scaled_max, grads = [], [], [], {}
 for d in (16, 64, 256, 1024):
     rng = np.random.default_rng([SEED, 4, d])
     qs, ks = rng.standard_normal((2, 400, T, d))  # 400 random sequences, (400, T, d) each
@@ -58,12 +67,20 @@ for d in (16, 64, 256, 1024):
     scaled = ref.softmax(s / np.sqrt(d)).max(axis=-1).mean()
     raw_max.append(raw)
     scaled_max.append(scaled)
-    rows.append((d, f"{s.std():.2f}", f"{np.sqrt(d):.2f}", f"{raw:.2f}", f"{scaled:.2f}"))
-print(table(["d", "s.std()", "√d", "raw", "scaled"], rows))
+    upstream = torch.from_numpy(rng.standard_normal(s.shape))  # a random gradient from above
+    for name, z in (("raw", s), ("scaled", s / np.sqrt(d))):
+        z = torch.tensor(z, requires_grad=True)
+        torch.softmax(z, dim=-1).backward(upstream)  # z.grad: how the scores should move
+        grads[d, name] = z.grad.abs().mean().item()
+    stds = f"{s.std():.2f}", f"{np.sqrt(d):.2f}", f"{(s / np.sqrt(d)).std():.2f}"
+    grad = f"{grads[d, 'raw']:.1e}", f"{grads[d, 'scaled']:.1e}"
+    rows.append((d, *stds, f"{raw:.2f}", f"{scaled:.2f}", *grad))
+head = ["d", "s.std()", "√d", "(s/√d).std()", "max raw", "max /√d", "grad raw", "grad /√d"]
+print(table(head, rows))
+fade = grads[16, "raw"] / grads[1024, "raw"]  # how much the raw gradient shrank
 plot("lesson1_4_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
 
 # %% step full_head
-import torch
 import torch.nn.functional as F
 
 rng = np.random.default_rng([SEED, 5])
@@ -75,7 +92,7 @@ S = Q @ K.T  # 2. score: (T, T)
 S = S / np.sqrt(d_head)  # 3. scale
 S = np.where(mask, S, -np.inf)  # 4. mask
 A = ref.softmax(S)  # 5. softmax: each row sums to 1
-out = A @ V  # 6. weighted sum of the values: (T, d_head)
+out = A @ V  # 6. weights × values: (T, d_head)
 theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=True)
 diff = np.abs(out - theirs.numpy()).max()
 print("X", X.shape, "-> Q, K, V", Q.shape, "-> out", out.shape)
@@ -221,3 +238,52 @@ def scaled_dot_product_attention(Q, K, V, mask=False):
     A = np.exp(S - S.max(axis=0, keepdims=True))
     A = A / A.sum(axis=0, keepdims=True)  # over the queries: the wrong axis
     return A @ V
+
+
+# %% exercise heatmap answer=drawn
+from matplotlib.figure import Figure
+
+fig = Figure(figsize=(4, 4))
+ax = fig.subplots()
+# TODO: draw A of step 5 with ax.imshow, the characters on both axes, and a colour bar
+drawn = {  # what the check reads from your figure
+    "cells": [im.get_array() for im in ax.images],
+    "keys": [label.get_text() for label in ax.get_xticklabels()],
+    "queries": [label.get_text() for label in ax.get_yticklabels()],
+    "colour bar": len(fig.axes) > 1,
+}
+plot("lesson1_mine", lambda: fig)
+
+# %% solution heatmap
+from matplotlib.figure import Figure
+
+fig = Figure(figsize=(4, 4))
+ax = fig.subplots()
+im = ax.imshow(A, vmin=0, vmax=1, cmap="viridis")  # one cell per weight, 0 to 1
+ax.set_xticks(range(T), CHARS)  # column s: key s
+ax.set_yticks(range(T), CHARS)  # row t: query t
+ax.set(xlabel="key", ylabel="query", title="A")
+fig.colorbar(im, ax=ax)  # which colour is which weight
+drawn = {
+    "cells": [im.get_array() for im in ax.images],
+    "keys": [label.get_text() for label in ax.get_xticklabels()],
+    "queries": [label.get_text() for label in ax.get_yticklabels()],
+    "colour bar": len(fig.axes) > 1,
+}
+plot("lesson1_mine", lambda: fig)
+
+# %% mistake heatmap transposed
+from matplotlib.figure import Figure
+
+fig = Figure(figsize=(4, 4))
+ax = fig.subplots()
+im = ax.imshow(A.T, vmin=0, vmax=1)
+ax.set_xticks(range(T), CHARS)
+ax.set_yticks(range(T), CHARS)
+fig.colorbar(im, ax=ax)
+drawn = {
+    "cells": [im.get_array() for im in ax.images],
+    "keys": [label.get_text() for label in ax.get_xticklabels()],
+    "queries": [label.get_text() for label in ax.get_yticklabels()],
+    "colour bar": len(fig.axes) > 1,
+}

@@ -25,7 +25,7 @@ for name, m in (("Q", Q), ("K", K), ("V", V)):
 
 # %% step score_table
 d_k = K.shape[1]
-scores = Q @ K.T / np.sqrt(d_k)  # (3, 3): row i = how much word i wants each word
+scores = Q @ K.T / np.sqrt(d_k)  # (3, 3): row i = word i's score for each word
 print("Q @ K.T =")
 print(matrix(Q @ K.T, 1))
 print("Q @ K.T / sqrt(d_k) =")
@@ -85,19 +85,44 @@ for trial in (1, 2, 3):
         rows.append((trial, f"T={T}, d={d}", causal, f"{diff:.1e}"))
 print(table(["trial", "T, d", "is_causal", "diff"], rows))
 
-# %% step batch_shapes
+# %% step heads
+W_Q2 = np.array([[0.0, 1.0], [1.0, 0.0]])  # a second head, with projections of its own
+W_K2 = np.array([[1.0, 0.0], [-1.0, 1.0]])
+W_V2 = np.eye(2)
+Qh = np.stack([X @ W_Q, X @ W_Q2])  # (H, T, d_k) = (2, 3, 2): one set of queries per head
+Kh, Vh = np.stack([X @ W_K, X @ W_K2]), np.stack([X @ W_V, X @ W_V2])  # (H, T, d_k) each
+out_h, w_h = ref.scaled_dot_product_attention(Qh, Kh, Vh, is_causal=True, return_weights=True)
+joined = np.concatenate(list(out_h), axis=-1)  # (T, H * d_k) = (3, 4): the heads side by side
+for h in range(2):
+    print(f"w_h[{h}] =")
+    print(matrix(w_h[h], 3))
+print("np.allclose(w_h[0], weights) =", np.allclose(w_h[0], weights))
+print("joined.shape =", joined.shape)
+
+# %% step padding
 B, H, T4, d = 2, 4, 4, 8  # a batch of 2 sequences, 4 heads, 4 positions, width 8
 rng = np.random.default_rng([SEED, 7])
 q4, k4, v4 = rng.standard_normal((3, B, H, T4, d))  # (B, H, T, d) each
+lengths = np.array([4, 2])  # two sentences: 4 tokens, and 2 tokens padded to 4
+keep = ref.padding_mask(lengths, T4)[:, None]  # (B, 1, 1, S): True where key s is no padding
+out4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep)  # (B, H, T, d)
+alone = ref.scaled_dot_product_attention(q4[1, :, :2], k4[1, :, :2], v4[1, :, :2])  # unpadded
+pad_diff = np.abs(out4[1, :, :2] - alone).max()  # sequence 1's own tokens, batched vs alone
+_, w4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep, return_weights=True)
+print("keep[:, 0, 0] =", keep[:, 0, 0].astype(int).tolist())
+print("weights of sequence 1, head 0 =")
+print(matrix(w4[1, 0], 3))
+print(f"pad_diff = max|batched - alone| = {pad_diff:.1e}")
+
+# %% step batch_shapes
 s4 = q4 @ k4.swapaxes(-1, -2) / np.sqrt(d)  # (B, H, T, T): one score table per sequence and head
 t, s = np.arange(T4)[:, None], np.arange(T4)[None, :]  # query and key positions
-lengths = np.array([4, 2])  # two sentences: 4 tokens, and 2 tokens padded to 4
 masks = {
     "(T, S)": s <= t,  # causal: the same table for every sequence and head
-    "(B, 1, 1, S)": ref.padding_mask(lengths, T4)[:, None],  # per sequence: its length
-    "(B, 1, T, S)": (s <= t) & ref.padding_mask(lengths, T4)[:, None],  # both at once
+    "(B, 1, 1, S)": keep,  # padding: per sequence, its length
+    "(B, 1, T, S)": (s <= t) & keep,  # both at once
     "(B, H, T, S)": np.stack([(t - s <= np.arange(H)[:, None, None]) & (s <= t)] * B),
-}  # the last: head h sees the last h + 1 positions up to its own, in every sequence
+}  # the last mask: in every sequence, head h sees its own position and the h before it
 rows = []
 for name, m in masks.items():
     ours = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=m)  # bool: True = may attend
@@ -112,20 +137,19 @@ _, w_float = ref.scaled_dot_product_attention(
     q4, k4, v4, attn_mask=masks["(T, S)"].astype(float), return_weights=True
 )  # the causal mask as 1.0 and 0.0: added to the scores, it hides nothing
 leak = np.triu(w_float, 1).max()  # the largest weight on a future position
+torch.manual_seed(SEED)
+mha = torch.nn.MultiheadAttention(d, 1, batch_first=True, dtype=torch.float64)
+x1 = torch.from_numpy(q4[0, 0])[None]  # (1, T, d): one sequence
+causal = torch.from_numpy(s <= t)  # (T, S): True = may attend
+_, w_mha = mha(x1, x1, x1, attn_mask=~causal)  # nn.MultiheadAttention: True = may NOT attend
+_, w_same = mha(x1, x1, x1, attn_mask=causal)  # the causal table passed as it is
+mha_future = np.triu(w_mha[0].detach().numpy(), 1).max()  # 0: inverted, the mask is right
+only_future = torch.isnan(w_same[0, -1]).all().item()  # the last row may attend nowhere: NaN
 print("q, k, v", q4.shape, "-> scores", s4.shape)
 print(table(["mask", "shape", "broadcast to", "float vs bool", "vs torch"], rows))
 print(f"a 0.0/1.0 float mask: largest weight on the future = {leak:.2f}")
-
-# %% step padding
-keep = ref.padding_mask(lengths, T4)[:, None]  # (B, 1, 1, S): True where key s is a real token
-out4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep)  # (B, H, T, d)
-alone = ref.scaled_dot_product_attention(q4[1, :, :2], k4[1, :, :2], v4[1, :, :2])  # unpadded
-pad_diff = np.abs(out4[1, :, :2] - alone).max()  # sequence 1's real tokens, batched vs alone
-_, w4 = ref.scaled_dot_product_attention(q4, k4, v4, attn_mask=keep, return_weights=True)
-print("keep[:, 0, 0] =", keep[:, 0, 0].astype(int).tolist())
-print("weights of sequence 1, head 0 =")
-print(matrix(w4[1, 0], 3))
-print(f"pad_diff = max|batched - alone| = {pad_diff:.1e}")
+print(f"nn.MultiheadAttention, attn_mask=~causal: largest weight on the future = {mha_future}")
+print("nn.MultiheadAttention, attn_mask=causal: last row all NaN =", only_future)
 
 # %% step fully_masked
 left = s >= 2  # (1, S): a sequence padded on the left: keys 0 and 1 are padding
@@ -143,6 +167,28 @@ try:
     torch.zeros(2, dtype=torch.float16).masked_fill(torch.tensor([True, False]), -1e9)
 except RuntimeError as error:
     print("float16:", error)
+
+# %% step rnn
+rng = np.random.default_rng([SEED, 8])
+W_x = rng.standard_normal((2, 3)) / 2  # (d_model, hidden): what the input adds
+W_h = rng.standard_normal((3, 3)) / 2  # (hidden, hidden): what the last state adds
+b_h = rng.standard_normal(3) / 2  # (hidden,)
+h, hs = np.zeros(3), []  # h_0: nothing read yet
+for x_t in X:  # the three words of step 1, one after the other
+    h = np.tanh(x_t @ W_x + h @ W_h + b_h)  # h_t: the same weights at every step
+    hs.append(h)
+hs = np.array(hs)  # (T, hidden): one state per word
+rnn = torch.nn.RNN(2, 3, batch_first=True, dtype=torch.float64)
+with torch.no_grad():
+    rnn.weight_ih_l0.copy_(torch.from_numpy(W_x.T))  # PyTorch keeps the transposes
+    rnn.weight_hh_l0.copy_(torch.from_numpy(W_h.T))
+    rnn.bias_ih_l0.copy_(torch.from_numpy(b_h))
+    rnn.bias_hh_l0.zero_()  # PyTorch has a second bias; one is enough
+    theirs, h_last = rnn(torch.from_numpy(X)[None])  # (1, T, hidden), (1, 1, hidden)
+rnn_diff = np.abs(hs - theirs[0].numpy()).max()
+print("hs =")
+print(matrix(hs, 3))
+print(f"rnn_diff = max|hs - torch.nn.RNN| = {rnn_diff:.1e}")
 
 # %% step comparison
 T = 1000
