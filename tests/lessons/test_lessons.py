@@ -132,6 +132,9 @@ def test_lessons_3_4_5_numbers():
     assert res[3]["plain"] < 1e-12 and res[3]["with_pe"] > 0.1
     assert res[5]["residual"] < 1e-10 and res[5]["exact"] < 1e-10
     assert np.ptp(res[5]["dots"]) < 1e-12 and res[6]["far"] < 1e-10
+    assert np.ptp(res[5]["scores"]) > 0.1  # projected, the same offset scores differently
+    assert res[5]["looks_at"] == [7, 47, 117]  # W_q W_kᵀ = R.T: three back, everywhere
+    assert res[1]["block_diff"] < 1e-12
     _, res = full(4)
     at = {cell.id: k for k, cell in enumerate(runner.steps(4), 1)}
     assert res[at["lstm_step"]]["lstm_diff"] < 1e-12 and res[at["gru_step"]]["gru_diff"] < 1e-12
