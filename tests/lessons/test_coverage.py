@@ -57,6 +57,7 @@ TOPICS = [
     ("chapter recap: a GRU step by hand (update and reset gates) vs nn.GRU", 4, "gru_step"),
     ("chapter recap: vanishing gradients measured through time", 4, "vanishing"),
     ("chapter recap: exploding gradients and gradient clipping", 4, "clipping"),
+    ("exercise: clip a gradient by its norm, not by value", 4, "clip"),
     # the article (article-attention-mechanism.txt)
     ("the seq2seq bottleneck: one fixed-size context vector", 4, "bottleneck"),
     ("Bahdanau attention: the decoder looks at every encoder state", 4, "which_query"),

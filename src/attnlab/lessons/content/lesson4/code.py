@@ -274,3 +274,22 @@ def additive_attention(query, keys, W_q, W_k, v):
     e = np.exp(scores - scores.max())
     weights = e / e.sum()
     return weights @ keys, weights
+
+
+# %% exercise clip answer=clipped
+g = before.numpy()  # the gradient of step 4, as one long vector
+max_norm = 5.0
+clipped = np.clip(g, -max_norm, max_norm)  # TODO: shorten g to norm max_norm, keep its direction
+print(f"norm {np.linalg.norm(g):.3g} -> {np.linalg.norm(clipped):.3g}")
+
+# %% solution clip
+g = before.numpy()
+max_norm = 5.0
+clipped = g * min(1.0, max_norm / np.linalg.norm(g))  # shrink only a gradient that is too long
+print(f"norm {np.linalg.norm(g):.3g} -> {np.linalg.norm(clipped):.3g}")
+turned = float(g @ clipped / (np.linalg.norm(g) * np.linalg.norm(clipped)))  # cosine
+
+# %% mistake clip unit
+g = before.numpy()
+max_norm = 5.0
+clipped = g / np.linalg.norm(g)
