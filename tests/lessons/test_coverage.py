@@ -104,6 +104,7 @@ TOPICS = [
     ("training a small GPT live", 6, "train_gpt"),
     ("review: what the bottleneck of seq2seq is", 4, "quiz: bottleneck"),
     ("review: the source of K and V in cross-attention", 4, "quiz: cross-attention"),
+    ("review, own words: query, keys and values in seq2seq", 4, "quiz: query, keys and values"),
     # long contexts (the lesson's "models optimise attention for long contexts")
     ("the table is the cost: memory of T × T", 5, "the_table"),
     ("the online softmax: exact attention in tiles", 5, "online_softmax"),
