@@ -90,7 +90,8 @@ def text_heatmap(
     lo = float(np.nanmin(w)) if lo is None else lo
     hi = hi if hi is not None else max(float(np.nanmax(w)), lo + 1e-12)
     names, heads = _labels(rows, rows_at), _labels(cols, cols_at)
-    cell = max(2, *(display_width(h) for h in heads))
+    gap = any(len(h) > 1 for h in heads)  # a space between words, so "suis un" never joins
+    cell = max(2, *(display_width(h) + gap for h in heads))
     if width is not None and cell * len(cols_at) > width - 8:  # too wide: numbered columns
         cell, heads = 2, [str(c % 10) for c in cols_at]
     left = max((display_width(n) for n in names), default=1)

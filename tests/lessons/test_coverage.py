@@ -66,6 +66,11 @@ TOPICS = [
     ("chapter recap: temperature", 6, "temperature"),
     ("chapter recap: RNN, LSTM, GRU and BPTT, measured side by side", 6, "rnn_table"),
     ("chapter recap: seq2seq trained with teacher forcing", 7, "teacher_forcing"),
+    ("chapter recap: an LSTM step by hand (gates, the cell state) vs nn.LSTM", 4, "lstm_step"),
+    ("chapter recap: a GRU step by hand (update and reset gates) vs nn.GRU", 4, "gru_step"),
+    ("chapter recap: vanishing gradients measured through time", 4, "vanishing"),
+    ("chapter recap: exploding gradients and gradient clipping", 4, "clipping"),
+    ("exercise: clip a gradient by its norm, not by value", 4, "clip"),
     # the article (article-attention-mechanism.txt)
     ("the seq2seq bottleneck: one fixed-size context vector", 4, "bottleneck"),
     ("Bahdanau attention: the decoder looks at every encoder state", 4, "which_query"),
@@ -97,7 +102,10 @@ TOPICS = [
     ("write the positional encoding yourself", 3, "encoding"),
     # the seq2seq lesson (lesson-8-attention-seq2seq.txt)
     ("the bottleneck shown: a fixed context degrades as the input grows", 7, "bottleneck"),
-    ("Q: decoder state, K: encoder states, V = K in basic attention", 4, "additive"),
+    ("Q: decoder state, K: encoder states, V = K in basic attention", 4, "bottleneck"),
+    ("a bidirectional encoder (the GRU lesson 7 builds)", 4, "bidirectional"),
+    ("an encoder-decoder walk-through on a short sentence", 4, "walkthrough"),
+    ("write Bahdanau's additive attention yourself", 4, "additive"),
     ("masked_fill(mask == 0, -1e9) vs -inf, a fully masked row", 2, "fully_masked"),
     ("a padding mask for a batch of sequences of different lengths", 2, "padding"),
     ("self-attention for 'The cat sat on the mat'", 4, "cat_sat"),
@@ -109,6 +117,7 @@ TOPICS = [
     ("training a small GPT live", 6, "train_gpt"),
     ("review: what the bottleneck of seq2seq is", 4, "quiz: bottleneck"),
     ("review: the source of K and V in cross-attention", 4, "quiz: cross-attention"),
+    ("review, own words: query, keys and values in seq2seq", 4, "quiz: query, keys and values"),
     # long contexts (the lesson's "models optimise attention for long contexts")
     ("the table is the cost: memory of T × T", 5, "the_table"),
     ("the online softmax: exact attention in tiles", 5, "online_softmax"),

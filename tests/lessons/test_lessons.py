@@ -132,9 +132,21 @@ def test_lessons_3_4_5_numbers():
     assert res[3]["plain"] < 1e-12 and res[3]["with_pe"] > 0.1
     assert res[5]["residual"] < 1e-10 and res[5]["exact"] < 1e-10
     assert np.ptp(res[5]["dots"]) < 1e-12 and res[6]["far"] < 1e-10
+    assert np.ptp(res[5]["scores"]) > 0.1  # projected, the same offset scores differently
+    assert res[5]["looks_at"] == [7, 47, 117]  # W_q W_kᵀ = R.T: three back, everywhere
+    assert res[1]["block_diff"] < 1e-12
     _, res = full(4)
-    np.testing.assert_allclose(res[5]["w"], [0.05, 0.45, 0.20, 0.15, 0.05, 0.10], atol=1e-12)
-    w = res[2]["weights"]
+    at = {cell.id: k for k, cell in enumerate(runner.steps(4), 1)}
+    assert res[at["lstm_step"]]["lstm_diff"] < 1e-12 and res[at["gru_step"]]["gru_diff"] < 1e-12
+    assert res[at["bidirectional"]]["bi_diff"] < 1e-12
+    reach = res[at["vanishing"]]["reach"]  # 40 steps back: plain RNN faded, open LSTM not
+    assert reach["RNN"][-1] < 1e-6 < 1e-3 < res[at["vanishing"]]["gated_far"]
+    clip = res[at["clipping"]]
+    assert clip["norm"] > 1e3 and abs(clip["after"].norm().item() - 1) < 1e-6
+    assert clip["same_way"] > 1 - 1e-9
+    cat = res[at["cat_sat"]]["w"]
+    np.testing.assert_allclose(cat, [0.05, 0.45, 0.20, 0.15, 0.05, 0.10], atol=1e-12)
+    w = res[at["score_functions"]]["weights"]
     np.testing.assert_allclose(w["additive"], w["concat"])
     assert all(np.isclose(v.sum(), 1) for v in w.values())
     _, res = full(5)

@@ -164,6 +164,13 @@ def prose(number: int, lang: str) -> Prose:
     return Prose(title, summary, intro, titles, texts, quiz)
 
 
+def _join(lines: list[str]) -> str:
+    """A model answer's lines as one: no space between two CJK characters (render's rule)."""
+    from .render import join_lines  # the rich console is not needed to read a lesson
+
+    return join_lines("\n".join(lines)).strip()
+
+
 def _question(block: str) -> Question:
     question, _, body = block.partition("\n")
     choices, why, answers, model, explanation = [], [], (), [], []
@@ -191,7 +198,7 @@ def _question(block: str) -> Question:
         answers,
         "\n".join(explanation).strip(),
         tuple(why),
-        " ".join(model).strip(),
+        _join(model),
     )
 
 

@@ -24,6 +24,8 @@ x = rng.standard_normal((1, T, d_model))  # (B, T, d_model)
 W_q, W_k, W_v, W_o = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)
 Q = x @ W_q  # (B, T, d_model): one big projection
 heads = Q.reshape(1, T, h, d_k).transpose(0, 2, 1, 3)  # (B, h, T, d_k): h slices of width d_k
+block = x @ W_q[:, 3 * d_k : 4 * d_k]  # head 3's own query matrix: a block of W_q's columns
+block_diff = np.abs(block - heads[:, 3]).max()
 out, w = ref.multi_head_attention(
     x, x, x, W_q, W_k, W_v, W_o, h
 )  # out (B, T, d_model), w (B, h, T, T)
@@ -32,16 +34,25 @@ with torch.no_grad():
 diff = np.abs(out - theirs.numpy()).max()
 print(f"d_model = {d_model}, h = {h} -> d_k = {d_k}")
 print("Q", Q.shape, "-> heads", heads.shape, "-> out", out.shape, "weights", w.shape)
+print(f"block_diff = max|x W_q[:, 192:256] - heads[:, 3]| = {block_diff:.1e}")
 print(f"diff = max|out - theirs| = {diff:.1e}")
 plot("lesson3_1_heads", heat(w[0, 0], title="head 0"))
 
 # %% step choosing_h
 n = 1000
 rows = [
-    (h, d_model // h, f"{2 * h * n * n * (d_model // h) / 1e9:.2f}")
+    (
+        h,
+        d_model // h,
+        f"{2 * h * n * n * (d_model // h) / 1e9:.2f}",  # multiply-adds of Q Kᵀ, times 2
+        f"{h * n * n / 1e6:.0f}",  # one T × T table per head: softmax and memory grow with h
+        f"{4 * h * n * n / 2**20:.0f}",
+    )
     for h in (1, 2, 4, 8, 16, 32, 64)
 ]
-print(table(["h", "d_k", f"GFLOP of Q Kᵀ, T={n}"], rows))
+one_head, many_heads = rows[0][-1], rows[-1][-1]  # MiB of scores at h = 1 and h = 64
+print(f"T = {n}")
+print(table(["h", "d_k", "GFLOP Q Kᵀ", "scores (M)", "MiB float32"], rows))
 
 # %% step permutation
 rng = np.random.default_rng([SEED, 3])
@@ -62,13 +73,24 @@ print(f"plain   = max|out_p - out[perm]|   = {plain:.1e}")
 print(f"with_pe = max|out2_p - out2[perm]| = {with_pe:.2f}")
 
 # %% step sinusoidal
-T, d = 50, 64
+T, d = 50, 32
 pe = ref.sinusoidal_positional_encoding(T, d)  # (T, d)
 print(f"PE[0:4, 0:6] (T={T}, d={d}) =")
 print(matrix(pe[:4, :6], 3))
+pairs = ["s", "c"] * (d // 2)  # column labels: sin, cos, sin, cos, ...
 plot(
     "lesson3_4_positional",
-    heat(pe, xlabel="dimension", ylabel="position", vmin=-1, vmax=1, cmap="RdBu", annotate=False),
+    heat(
+        pe,
+        None,
+        pairs,
+        xlabel="sin | cos",
+        ylabel="pos",
+        vmin=-1,
+        vmax=1,
+        cmap="RdBu",
+        annotate=False,
+    ),
 )
 
 
@@ -88,9 +110,16 @@ M, *_ = np.linalg.lstsq(pe[:100], pe[k : 100 + k], rcond=None)  # fitted on posi
 residual = np.abs(pe[:100] @ M - pe[k : 100 + k]).max()
 exact = np.abs(pe[:100] @ rotation(k, d) - pe[k : 100 + k]).max()
 dots = [round(float(pe[p] @ pe[p + k]), 6) for p in (0, 10, 50)]
+rng = np.random.default_rng([SEED, 5])
+W_qk = rng.standard_normal((d, d)) / np.sqrt(d)  # a random W_q W_kᵀ, as an untrained head has
+scores = [round(float(pe[p + k] @ W_qk @ pe[p]), 3) for p in (0, 10, 50)]  # query k after key
+back = rotation(k, d).T  # a W_q W_kᵀ a head could learn: turns every query back k positions
+looks_at = [int(np.argmax(pe[i] @ back @ pe[: i + 1].T)) for i in (10, 50, 120)]
 print(f"residual = max|PE[pos] M - PE[pos + {k}]| = {residual:.1e}")
 print(f"exact    = max|PE[pos] R - PE[pos + {k}]| = {exact:.1e}")
-print(f"dots = [PE[p] · PE[p + {k}] for p in (0, 10, 50)] = {dots}")
+print(f"dots     = [PE[p] · PE[p + {k}] for p in (0, 10, 50)] = {dots}")
+print(f"scores   = the same pairs through a random W_q W_kᵀ = {scores}")
+print(f"looks_at = with W_q W_kᵀ = R.T, queries at 10, 50, 120 look at {looks_at}")
 
 # %% step beyond
 pe = ref.sinusoidal_positional_encoding(1100, d)
