@@ -171,3 +171,17 @@ def test_heatmap_labels_longer_than_one_character_stay_apart():
     assert head.split() == ["je", "suis", "un", "chat"]
     head = text_heatmap(np.eye(3), ["w1", "w2", "w3"], ["w1", "w2", "w3"], 0, 1).splitlines()[0]
     assert head.split() == ["w1", "w2", "w3"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_closing_lines_of_a_lesson_fit(lang):
+    for number in source.lessons():
+        if lang not in source.languages(number):
+            continue
+        out, wide = io.StringIO(), io.StringIO()
+        engine._point_onwards(number, lang, render.console(out))  # exercises and quiz: where next
+        con = render.console(wide)
+        con.width = 10**4
+        engine._point_onwards(number, lang, con)
+        _fits(out.getvalue(), wide.getvalue(), f"lesson {number} {lang} closing lines")
+        assert "".join(out.getvalue().split()) == "".join(wide.getvalue().split())

@@ -183,7 +183,7 @@ def _point_onwards(number: int, lang: str, con) -> None:
         lines.append(WORDS["quiz"](lang).format(n=number))
     if lines:
         con.print()
-        con.print("\n".join(lines), soft_wrap=True)
+        con.print(render.fit("\n".join(lines), con.width), soft_wrap=True)
 
 
 def run_exercise(
