@@ -185,3 +185,10 @@ def test_the_closing_lines_of_a_lesson_fit(lang):
         engine._point_onwards(number, lang, con)
         _fits(out.getvalue(), wide.getvalue(), f"lesson {number} {lang} closing lines")
         assert "".join(out.getvalue().split()) == "".join(wide.getvalue().split())
+
+
+def test_a_heatmaps_axes_are_punctuated_in_the_lessons_language():
+    LANG = "ja"  # heat reads the caller's LANG for its default axes
+    assert show.heat(np.eye(2)).text().endswith("   （クエリ ↓、キー →）")
+    LANG = "en"  # noqa: F841
+    assert show.heat(np.eye(2)).text().endswith("   (query ↓, key →)")

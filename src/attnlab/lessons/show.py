@@ -256,7 +256,11 @@ def _title(options: dict) -> str | None:
 
 def _axes(options: dict) -> str:
     x, y = options.get("xlabel"), options.get("ylabel")
-    return f"   ({y} ↓, {x} →)" if x and y else ""
+    if not (x and y):
+        return ""
+    if display_width(x + y) > len(x + y):  # Japanese or Chinese: full-width brackets and 、
+        return f"   （{y} ↓、{x} →）"
+    return f"   ({y} ↓, {x} →)"
 
 
 def _in_kernel() -> bool:
