@@ -83,18 +83,24 @@ def text_heatmap(
 ) -> str:
     """A (T, S) matrix in characters: one line per row (its label on the left), one cell per
     column under its label, and the shades' legend last. ``lo``/``hi``: the range the shades
-    span (None: the data's). At most ``most`` rows and columns are shown, spread evenly; when
-    the column labels would pass ``width`` columns, the columns are numbered (last digit)."""
+    span (None: the data's). At most ``most`` rows are shown, spread evenly; columns too, but
+    when every column fits ``width`` at one character each, all are shown (a positional
+    encoding's sine and cosine columns alternate: every other one would hide half). When the
+    column labels would pass ``width``, the columns are numbered (last digit). Labels longer
+    than one character get a space between them ("suis un", not "suisun")."""
     w = np.atleast_2d(np.asarray(w, dtype=float))
     rows_at, cols_at = spread(w.shape[0], most[0]), spread(w.shape[1], most[1])
     lo = float(np.nanmin(w)) if lo is None else lo
     hi = hi if hi is not None else max(float(np.nanmax(w)), lo + 1e-12)
     names, heads = _labels(rows, rows_at), _labels(cols, cols_at)
-    gap = any(len(h) > 1 for h in heads)  # a space between words, so "suis un" never joins
-    cell = max(2, *(display_width(h) + gap for h in heads))
-    if width is not None and cell * len(cols_at) > width - 8:  # too wide: numbered columns
-        cell, heads = 2, [str(c % 10) for c in cols_at]
     left = max((display_width(n) for n in names), default=1)
+    gap = 1 if any(len(h) > 1 for h in heads) and cols is not None else 0
+    cell = max(2, *(display_width(h) + gap for h in heads))
+    if width is not None and len(cols_at) < w.shape[1] and left + 1 + w.shape[1] <= width:
+        cols_at, cell = list(range(w.shape[1])), 1  # every column, one character each
+        heads = [str(c % 10) for c in cols_at]
+    elif width is not None and cell * len(cols_at) > width - 8:  # too wide: numbered columns
+        cell, heads = 2, [str(c % 10) for c in cols_at]
     lines = [" " * (left + 1) + "".join(pad(h, cell) for h in heads).rstrip()]
     for r, name in zip(rows_at, names, strict=True):
         lines.append(

@@ -202,6 +202,7 @@ def test_nothing_from_outside_and_no_path_of_the_build_machine(book):
             assert not re.search(r"(?:url\(|@import)\s*[\"']?(?:https?:)?//", text, re.I), p
         for path in built_here:
             assert path not in text, (p, path)
+        assert not re.search(r"ipykernel_\d+", text), p  # a kernel's temporary cell file
 
 
 OUTSIDE = re.compile(r"""(?:src|href|data)\s*=\s*["']?(?:https?:)?//""", re.I)

@@ -248,8 +248,22 @@ def test_check_on_an_untouched_starter_says_what_to_do(tmp_path):
     from attnlab.grade import check, write_starter
 
     r = check(write_starter("self_attention", tmp_path), seed=0)
-    assert r.score == 0 and r.mistakes == ["crash"]
-    assert "NotImplementedError" in str(r)
+    assert r.score == 0 and not r.passed and r.mistakes == []  # not written yet, not a crash
+    assert "not written yet" in str(r) and "NotImplementedError" in str(r)
+    assert "Traceback" not in str(r) and len(r.checks) == 1
+    ja = check(write_starter("self_attention", tmp_path / "ja"), seed=0, lang="ja")
+    assert "まだ書かれていません" in str(ja)
+
+
+def test_check_names_a_notebook_cell_not_the_kernels_temporary_file():
+    from attnlab.grade import check
+
+    code = "def self_attention(X, W_Q, W_K, W_V, mask=False):\n    return X @ W_Q @ undefined\n"
+    ns: dict = {}
+    exec(compile(code, "/tmp/ipykernel_4242/1234567.py", "exec"), ns)  # as a kernel compiles
+    r = check(ns["self_attention"], seed=0)
+    assert r.mistakes == ["crash"] and 'File "<cell>", line 2' in str(r)
+    assert "ipykernel_" not in str(r) and "/tmp" not in str(r)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

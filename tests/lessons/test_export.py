@@ -128,6 +128,10 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
     if any("plot(" in c.code for c in runner.steps(number)):  # figures as text, and the way on
         assert "░" in r.stdout or "█" in r.stdout or "▁" in r.stdout
         assert "--plots DIR" in r.stdout
+    titles = source.prose(number, lang).titles  # each step's heading, as the terminal shows it
+    assert _in_order(
+        [f"== {k}. {titles[c.id]}" for k, c in enumerate(runner.steps(number), 1)], r.stdout
+    )
     if number == 1:
         assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in r.stdout
         assert "{'床': 0.01, '前': 0.0, '明': 0.3, '月': 0.5, '光': 0.18}" in r.stdout
@@ -162,9 +166,13 @@ def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, 
     nb = nbformat.read(nb_path, as_version=4)
     nbformat.validate(nb)
     back = jupytext.reads(py.read_text(encoding="utf-8"), fmt="py:percent")
-    assert [(c.cell_type, c.source) for c in back.cells] == [
-        (c.cell_type, c.source) for c in nb.cells
+    own = [c for c in back.cells if c.cell_type == "raw" and c.metadata.get("active") == "py"]
+    folded = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("<details")]
+    assert len(folded) == len(runner.exercises(number))  # the script keeps them out of sight
+    assert [(c.cell_type, c.source) for c in back.cells if c not in own] == [
+        (c.cell_type, c.source) for c in nb.cells if c not in folded
     ]
+    assert len(own) >= len(runner.steps(number)) + len(folded)  # headings printed; answers
     magics = [c.source for c in back.cells if c.cell_type == "code" and "%pip" in c.source]
     assert not magics  # no live magic the notebook did not have
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import random
+import re
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -17,17 +18,34 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
+from ..i18n import Text
 from .exercises import EXERCISES, Case
-from .grader import prepared, verdict
+from .grader import _finish, prepared, verdict
 from .lines import in_process
 from .notebook import read_submission
-from .results import Report
+from .results import CheckResult, Report
 from .sandbox import CaseResult, RunResult
+
+# the file a Jupyter kernel compiles a cell into (/tmp/ipykernel_123/456.py): a path of the
+# machine that ran it, which a traceback on a web book's page would show to every reader
+KERNEL_CELL = re.compile(r"^.*[/\\]ipykernel_\d+[/\\][^/\\]+\.py$")
+NOT_WRITTEN = {
+    "name": Text("the function written", "関数の実装", "函数的实现"),
+    "message": Text(
+        "not written yet: the function still raises NotImplementedError (its TODO). Write it, "
+        "then run the check again.",
+        "まだ書かれていません。関数は TODO のままで、NotImplementedError を送出します。書き終えたら、"
+        "もう一度チェックを実行してください。",
+        "还没有编写：函数仍然抛出 NotImplementedError（TODO 还在）。写好函数后再运行一次检查。",
+    ),
+}
 
 
 def _learner_error(e: BaseException) -> str:
     """The traceback of the learner's own frames (this module's are left out)."""
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename != __file__]
+    for f in frames:  # a notebook cell is named as a cell, not by the kernel's temporary file
+        f.filename = KERNEL_CELL.sub("<cell>", f.filename)
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
     return "".join(lines + traceback.format_exception_only(type(e), e))
 
@@ -73,6 +91,9 @@ def check(
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     prep = prepared(name, seed)
     run = run_in_process(fn, [*prep.cases, *prep.twins])
+    if _untouched(run):  # the starting code as it came: not a crash, just not written yet
+        check = CheckResult(NOT_WRITTEN["name"](lang), False, NOT_WRITTEN["message"](lang))
+        return _finish(name, [check], [], lang, seed=seed, isolation=run.isolation)
     return verdict(
         prep,
         run,
@@ -90,6 +111,12 @@ def _source_of(fn: Callable) -> str:
     """The text of the file (or notebook cell) that defines ``fn``, to quote its lines."""
     name = getattr(getattr(fn, "__code__", None), "co_filename", None)
     return "".join(linecache.getlines(name)) if name else ""
+
+
+def _untouched(run: RunResult) -> bool:
+    """Every case raised NotImplementedError: the starter's TODO, nothing written yet."""
+    last = [(r.error or "").strip().splitlines()[-1:] for r in run.cases]
+    return bool(last) and all(x and x[0].startswith("NotImplementedError") for x in last)
 
 
 def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:

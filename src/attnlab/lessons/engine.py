@@ -183,7 +183,7 @@ def _point_onwards(number: int, lang: str, con) -> None:
         lines.append(WORDS["quiz"](lang).format(n=number))
     if lines:
         con.print()
-        con.print("\n".join(lines), soft_wrap=True)
+        con.print(render.fit("\n".join(lines), con.width), soft_wrap=True)
 
 
 def run_exercise(
@@ -266,11 +266,13 @@ def run_quiz(
     out, inp = out or sys.stdout, inp or sys.stdin
     questions = source.prose(number, lang).quiz
     right = scored = asked = 0
+    width = render.columns(out)  # questions and answers break between words, never inside one
     print(WORDS["stop_hint"](lang), file=out)
     for i, q in enumerate(questions, 1):
-        print(f"\n{WORDS['question'](lang)} {i}/{len(questions)}: {q.question}", file=out)
+        head = f"{WORDS['question'](lang)} {i}/{len(questions)}: {q.question}"
+        print("\n" + render.fit(head, width), file=out)
         for choice in q.choices:
-            print(f"  {choice}", file=out)
+            print(render.fit(f"  {choice}", width), file=out)
         given = _ask(q, lang, out, inp)
         if given is None:
             print(WORDS["stopped"](lang).format(asked=asked, total=len(questions)), file=out)
@@ -279,7 +281,7 @@ def run_quiz(
         ok, words = answers.explain(number, i, given, lang)
         scored += q.scored
         right += bool(ok)
-        print(words, file=out)
+        print(render.fit(words, width), file=out)
     print(f"\n{WORDS['score'](lang)}: {right}/{scored}", file=out)
     return right, scored
 

@@ -7,7 +7,9 @@ checks it (the worked answer hidden under a fold), and the quiz as cells that ch
 
 - ``lessonN.ipynb``: written by ``nbformat`` (validated), for Jupyter and Colab;
 - ``lessonN.py``: the same notebook written by ``jupytext`` as ``py:percent`` cells, so
-  ``python lessonN.py`` runs it and jupytext reads it back as exactly the notebook's cells.
+  ``python lessonN.py`` runs it and jupytext reads it back as the notebook's cells, plus the
+  script's own (``script_cells``, ``active="py"``: raw cells in Jupyter): each heading printed,
+  and each worked answer out of sight until ``python lessonN.py --answers`` asks for it.
 
 The first code cell installs attnlab when it is missing: from a wheel written beside the lesson
 (``wheel=True``, ``--wheel``) or from ``install_from`` (``--install-from URL``, anything pip
@@ -20,6 +22,8 @@ From Python (the web book builds on it)::
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +63,19 @@ WORDS = {
     "exercises": Text("Exercises", "練習問題", "练习"),
     "solution": Text("Worked answer", "模範解答", "参考答案"),
     "quiz": Text("Quiz", "確認テスト", "小测验"),
+    "installed": Text(
+        "installed attnlab {version} from {source}",
+        "attnlab {version} を {source} からインストールしました",
+        "已从 {source} 安装 attnlab {version}",
+    ),
+    "folded": Text(
+        "The worked answer stays folded away: run python lesson{n}.py --answers to print it here "
+        "(or: attnlab lesson {n} --exercise {k} --solution).",
+        "模範解答は隠してあります。python lesson{n}.py --answers で実行すると、ここに表示されます"
+        "（attnlab lesson {n} --exercise {k} --solution でも見られます）。",
+        "参考答案已折叠：运行 python lesson{n}.py --answers 时会显示在这里"
+        "（也可以用 attnlab lesson {n} --exercise {k} --solution 查看）。",
+    ),
     "answer_here": Text(
         "your answer between the quotes",
         "引用符の間にあなたの答え",
@@ -122,6 +139,7 @@ def build(
 
 
 NUMBERS = "numbers"  # a NotebookCell kind: prose to fill in where the notebook runs
+SCRIPT = "script"  # a NotebookCell kind: code only the script runs (jupytext: active="py")
 
 
 def _prose(words: source.Prose, key: str, ns: dict, run: bool) -> NotebookCell | None:
@@ -154,9 +172,13 @@ def install_code(install: str | None, lang: str) -> str:
     ]
     if wheel:  # beside the script (python lessonN.py) or in the notebook's folder
         lines.append('    SOURCE = str(Path(globals().get("__file__", "x")).parent / SOURCE)')
+    said = WORDS["installed"](lang).format(version="{attnlab.__version__}", source="{SOURCE}")
     lines += [
         '    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", SOURCE])',
         "    importlib.invalidate_caches()  # Python sees the package just installed",
+        "    import attnlab",
+        "",
+        f'    print(f"{said}")',
         "import attnlab",
     ]
     return "\n".join(lines)
@@ -208,6 +230,44 @@ def _quiz(number: int, lang: str) -> list[NotebookCell]:
     return cells
 
 
+def script_cells(cells: list[NotebookCell], number: int, lang: str) -> list[NotebookCell]:
+    """The cells of ``lessonN.py``: the notebook's, but each heading is also printed (the
+    script shows where each step begins, as the terminal lesson does) and each worked answer
+    stays out of sight, printed only when asked (``python lessonN.py --answers``), as the
+    notebook folds it."""
+    exercises = runner.exercises(number)
+    out, k = [], 0
+    for c in cells:
+        heading = re.match(r"#{2,3} (.+)", c.text) if c.kind == "markdown" else None
+        if c.kind == "markdown" and c.text.startswith("<details>") and 0 < k <= len(exercises):
+            ident = exercises[k - 1].id
+            note = WORDS["folded"](lang).format(n=number, k=k)
+            call = (
+                f"from {__name__} import show_answer\n\nshow_answer({number}, {ident!r}, globals())"
+            )
+            out.append(NotebookCell(SCRIPT, f"# {note}\n{call}"))
+            continue
+        out.append(c)
+        if heading:
+            k += c.text.startswith("### ")
+            out.append(NotebookCell(SCRIPT, f"print({chr(10) + '== ' + heading.group(1)!r})"))
+    return out
+
+
+def show_answer(number: int, ident: str, ns: dict, argv: list[str] | None = None) -> None:
+    """In ``lessonN.py``: print exercise ``ident``'s worked answer (its code, then what it
+    shows, run on a copy of the script's state ``ns``) when the script was run with
+    ``--answers``; otherwise nothing."""
+    if "--answers" not in (sys.argv if argv is None else argv):
+        return
+    s = runner.Session(number, int(ns.get("SEED", 0)), str(ns.get("LANG", "en")), dict(ns))
+    folded = worked_answer(s, ident).text
+    colon = ":" if s.lang == "en" else "："
+    text = re.sub(r"<details><summary>(.*?)</summary>", rf"\1{colon}", folded)
+    text = re.sub(r"^```(python)?$", "", text.replace("</details>", ""), flags=re.M)
+    print(re.sub(r"\n{3,}", "\n\n", text).strip())
+
+
 def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
     """nbformat 4 (no outputs: the learner runs it), validated; cell ids numbered, so the same
     lesson exports to the same file. Markdown's CJK line breaks are joined (``render.join_cjk``)."""
@@ -230,6 +290,8 @@ def notebook_cell(c: NotebookCell, ident: str) -> nbformat.NotebookNode:
 
     if c.kind == "markdown":
         return v4.new_markdown_cell(render.join_cjk(c.text), id=ident)
+    if c.kind == SCRIPT:  # jupytext writes it as "# %% active="py"": a raw cell in Jupyter
+        return v4.new_raw_cell(c.text, id=ident, metadata={"active": "py"})
     return v4.new_code_cell(c.text, id=ident)
 
 
@@ -291,12 +353,16 @@ def export(
             f"{', '.join(existing)} already there (your edits?); pass --force to overwrite"
         )
     install = f"attnlab-{__version__}-py3-none-any.whl" if wheel else install_from
-    nb = notebook(number, lang, seed, overrides, install)
+    cells = build(number, lang, seed, overrides, install)
     folder.mkdir(parents=True, exist_ok=True)
-    writers = {"py": to_py, "ipynb": to_ipynb}
-    written = [atomic_write_text(p, writers[p.suffix[1:]](nb)) for p in targets]
+    texts = {
+        "py": lambda: to_py(script_cells(cells, number, lang)),
+        "ipynb": lambda: to_ipynb(cells),
+    }
+    written = [atomic_write_text(p, texts[p.suffix[1:]]()) for p in targets]
     return [*written, build_wheel(folder)] if wheel else written
 
 
 __all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "export", "install_code"]
-__all__ += ["notebook", "notebook_cell", "to_ipynb", "to_notebook", "to_py", "worked_answer"]
+__all__ += ["notebook", "notebook_cell", "script_cells", "show_answer", "to_ipynb", "to_notebook"]
+__all__ += ["to_py", "worked_answer"]

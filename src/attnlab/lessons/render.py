@@ -4,17 +4,20 @@ piped or with ``NO_COLOR`` set, and then the text is plain (no escape codes, no 
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
 import shutil
 import unicodedata
+from typing import ClassVar
 
 from rich import box
 from rich.console import Console
-from rich.markdown import Markdown
+from rich.markdown import Markdown, TableElement
 from rich.panel import Panel
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 
 GUTTER = "│ "
@@ -57,11 +60,35 @@ def prose(con: Console, text: str) -> None:
     if not text.strip():
         return
     with con.capture() as captured:
-        con.print(Markdown(wrap_wide(join_lines(text), con.width - 2)))
-    shown = captured.get()
+        con.print(_Markdown(wrap_wide(join_lines(text), con.width - 2)))
+    shown = re.sub(r"\n(?:[ \t]*\n){2,}", "\n\n", captured.get())  # one blank line, not three
+    shown = re.sub(r"^(?:[ \t]*\n)+", "", shown)  # (a table starts with blank lines)
     if not con.is_terminal:  # plain text: no padding to the console's width
         shown = "".join(line.rstrip() + "\n" for line in shown.splitlines())
     output(con, shown)
+
+
+def columns(out=None) -> int:
+    """The columns text printed to ``out`` may take: the terminal's (at most ``MAX_WIDTH``),
+    ``PIPED_WIDTH`` when piped."""
+    if out is not None and not wants_colour(out):
+        return PIPED_WIDTH
+    return min(MAX_WIDTH, shutil.get_terminal_size((PIPED_WIDTH, 24)).columns)
+
+
+def fit(text: str, width: int = PIPED_WIDTH) -> str:
+    """Plain text (a hint, a quiz question, a grader's line) broken to ``width`` columns
+    between words or between two CJK characters, never inside a word; a wrapped line keeps
+    the indentation (and a list marker's room) of the line it continues."""
+    out = []
+    for line in text.split("\n"):
+        if _width(line) <= width:
+            out.append(line)
+            continue
+        lead = re.match(r"\s*(?:(?:[-*+]|\(?[a-z0-9]\)|\d+[.)])\s+)?", line).group(0)
+        rows = _break(line[len(lead) :], max(width - _width(lead), 10))
+        out += [lead + rows[0], *(" " * _width(lead) + r for r in rows[1:])]
+    return "\n".join(out).replace(NBSP, " ")
 
 
 def heading(con: Console, text: str) -> None:
@@ -109,8 +136,9 @@ def join_lines(text: str) -> str:
         prev = out[-1] if out else ""
         if out and not _BLOCK.match(line) and prev.strip() and not _BLOCK.match(prev):
             last, first = prev.rstrip()[-1], line.lstrip()[0]
-            # no space between two CJK characters, nor after full-width punctuation (。、：)
-            sep = "" if _wide(last) and (_wide(first) or last in NO_BREAK_BEFORE) else " "
+            # no space between two CJK characters, nor after full-width punctuation (。、：);
+            # a space after キー or ・ before Latin text ("キー K"): they are not punctuation
+            sep = "" if _wide(last) and (_wide(first) or last in CLOSING) else " "
             out[-1] = prev.rstrip() + sep + line.lstrip()
         else:
             out.append(line)
@@ -129,9 +157,18 @@ def join_cjk(text: str) -> str:
     return "".join(p if p.startswith("```") else _CJK_BREAK.sub("", p) for p in parts)
 
 
-NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%")
+SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"  # never first on a line (kinsoku)
+NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%" + SMALL_KANA)
 NO_BREAK_AFTER = set("（(「『〔【")
-_TOKEN = re.compile(r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\]+\s*|\s+|.")
+CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
+NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
+_PAREN = re.compile(r"\([^()\n]{0,40}\)")
+_GLUE = re.compile(
+    rf"(?<=[=×+→<>≤≥])[ ](?=\S)|(?<=\S)[ ](?=[=×+→<>≤≥][ ])|(?<=[0-9])[ ](?=[{CJK}])"
+)
+_TOKEN = re.compile(
+    r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\\u00a0]+[^\S\u00a0]*|[^\S\u00a0]+|."
+)
 _ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
 
@@ -155,9 +192,37 @@ def wrap_wide(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+def _glued(text: str) -> str:
+    """``text`` with the spaces no line should break at made non-breaking: inside a short
+    (…) ("(B, H, T, S)"), around = × + → ("K = X W_K", "T × T") and between a number and the
+    CJK counter after it ("4 倍")."""
+    text = _PAREN.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    return _GLUE.sub(NBSP, text)
+
+
 def _break(text: str, width: int) -> list[str]:
+    """``text`` as rows of at most ``width`` columns (a token wider than that on its own row)."""
+    rows = _break_glued(_glued(text), width)
+    return [r.replace(NBSP, " ") for r in rows]
+
+
+def _tokens(text: str) -> list[str]:
+    """The units a line breaks between: a run of Latin text (with the spaces after it), a
+    code span, one CJK character; tokens joined by a non-breaking space stay one."""
+    out: list[str] = []
+    glue = False
+    for t in _TOKEN.findall(text):
+        if out and (glue or t.startswith(NBSP)):
+            out[-1] += t
+        else:
+            out.append(t)
+        glue = t.rstrip(" \t").endswith(NBSP)
+    return out
+
+
+def _break_glued(text: str, width: int) -> list[str]:
     rows, row = [], []  # row: its tokens
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         if row and _width("".join(row) + token.rstrip()) > width:
             while len(row) > 1 and _cannot_break(row[-1], token):  # the last token goes along
                 token = row.pop() + token  # (again while it cannot start a line: "）、")
@@ -175,5 +240,103 @@ def _cannot_break(before: str, token: str) -> bool:
     return token[0] in NO_BREAK_BEFORE or bool(_ITEM.match(token)) or before[-1] in NO_BREAK_AFTER
 
 
+class _FittingTable(TableElement):
+    """A Markdown table whose cells wrap to fit the console: columns get at least their
+    longest unbreakable piece (a word, an identifier, a glued formula, one CJK character)
+    and share the rest by how much more they hold; each cell is then broken by ``_break``
+    (between words or CJK characters), never cut with "…". rich alone measures a CJK cell
+    with no spaces as one word and ellipsizes it."""
+
+    def __rich_console__(self, console: Console, options):
+        header = (
+            [c.content for c in self.header.row.cells] if self.header and self.header.row else []
+        )
+        rows = [[c.content for c in r.cells] for r in self.body.rows] if self.body else []
+        cells = [header, *rows] if header else rows
+        n = max((len(r) for r in cells), default=0)
+        table = Table(
+            box=box.SIMPLE,
+            pad_edge=False,
+            style="markdown.table.border",
+            show_edge=True,
+            collapse_padding=True,
+            show_header=bool(header),
+        )
+        widths = column_widths(
+            [[c.plain for c in r] for r in cells], options.max_width - _table_extra(n)
+        )
+        for i in range(n):
+            head = _broken(header[i], widths[i]) if i < len(header) else Text("")
+            head.stylize("markdown.table.header")
+            table.add_column(head, width=widths[i], overflow="fold")
+        for r in rows:
+            table.add_row(*(_broken(c, w) for c, w in zip(r, widths, strict=False)))
+        yield table
+
+
+@functools.cache
+def _table_extra(n: int) -> int:
+    """The columns a ``_FittingTable`` of ``n`` columns takes besides its cells' text
+    (measured: a table of one-column cells drawn the same way)."""
+    table = Table(box=box.SIMPLE, pad_edge=False, show_edge=True, collapse_padding=True)
+    for _ in range(n):
+        table.add_column("x", width=1)
+    con = Console(width=10 * n + 10, file=io.StringIO(), color_system=None)
+    return con.measure(table).maximum - n
+
+
+SHORT_CELL = 10  # a column this narrow (or a cell this short) is never broken when it fits
+
+
+def column_widths(cells: list[list[str]], room: int) -> list[int]:
+    """Each column's width so that the table fits in ``room`` columns when it can: every
+    column at least its longest unbreakable piece, the rest shared by what each holds more."""
+    n = max((len(r) for r in cells), default=0)
+    col = [[r[i] for r in cells if i < len(r)] for i in range(n)]
+    most = [max((_width(c) for c in cs), default=1) or 1 for cs in col]
+    pieces = [max((_width(t.strip()) for c in cs for t in _break(c, 1)), default=1) for cs in col]
+    least = [max(p, min(m, SHORT_CELL)) for p, m in zip(pieces, most, strict=True)]
+    if sum(most) <= room:
+        return most
+    widths, left = [0] * n, list(range(n))
+    for i in sorted(range(n), key=lambda i: most[i]):  # narrow columns whole, while fair
+        if most[i] * len(left) > room - sum(widths):
+            break
+        widths[i] = most[i]
+        left.remove(i)
+    spare = room - sum(widths) - sum(least[i] for i in left)
+    if spare <= 0:
+        return [widths[i] or least[i] for i in range(n)]
+    want = {i: most[i] - least[i] for i in left}
+    total = sum(want.values()) or 1
+    for i in left:
+        widths[i] = least[i] + spare * want[i] // total
+    for i in sorted(left, key=lambda i: most[i] - widths[i], reverse=True):
+        if sum(widths) < room and widths[i] < most[i]:
+            widths[i] += 1
+    return widths
+
+
+def _broken(cell: Text, width: int) -> Text:
+    """``cell`` (its styles kept) with line breaks where ``_break`` puts them at ``width``."""
+    plain = cell.plain
+    if _width(plain) <= width:
+        return cell
+    starts, at = [], 0
+    for row in _break(plain, width):
+        at = plain.index(row, at) if row else at
+        starts.append(at)
+        at += len(row)
+    lines = cell.divide(starts[1:])
+    for line in lines:
+        line.rstrip()
+    return Text("\n", justify=cell.justify).join(lines)
+
+
+class _Markdown(Markdown):
+    elements: ClassVar[dict] = {**Markdown.elements, "table_open": _FittingTable}
+
+
 __all__ = ["GUTTER", "code", "code_block", "code_lines", "console", "heading", "join_lines"]
-__all__ += ["join_cjk", "output", "panel", "prose", "wants_colour", "wrap_wide"]
+__all__ += ["column_widths", "columns", "fit", "join_cjk", "output", "panel", "prose"]
+__all__ += ["wants_colour", "wrap_wide"]

@@ -22,20 +22,24 @@ import numpy as np
 
 from ..i18n import Text
 from ..tables import display_width, level, pad, spread, text_heatmap, text_table
+from . import render
 
-_plots: dict[str, object] = {"dir": None, "quiet": False, "written": []}
+_plots: dict[str, object] = {"dir": None, "quiet": False, "written": [], "hinted": False}
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 SPARKS = "▁▂▃▄▅▆▇█"
 WIDTH = 72  # the text figures' widest line
 
+_ = "\u00a0"  # a space a wrapped line never breaks at: each command stays on one line
 HINT = Text(
-    "(the image: attnlab lesson {n} --plots DIR, the notebook from --export DIR once its "
-    "cells have run, or attnlab explore --playground)",
-    "（画像は attnlab lesson {n} --plots DIR、--export DIR で書き出したノートブック（セルを"
-    "実行すると表示されます）、または attnlab explore --playground で見られます）",
-    "（图片可通过 attnlab lesson {n} --plots DIR、--export DIR 导出的笔记本（运行其中的单元格后"
-    "显示）或 attnlab explore --playground 查看）",
+    f"(To see the figure as an image: save it as a PNG with attnlab{_}lesson{_}{{n}}{_}--plots{_}DIR, "
+    f"or run the cells of the notebook that --export{_}DIR writes; attnlab{_}explore{_}--playground "
+    "shows it too.)",
+    f"（図を画像で見るには、attnlab{_}lesson{_}{{n}}{_}--plots{_}DIR で PNG に保存するか、"
+    f"--export{_}DIR で書き出したノートブックのセルを実行します。attnlab{_}explore{_}--playground "
+    "でも見られます。）",
+    f"（图片可用 attnlab{_}lesson{_}{{n}}{_}--plots{_}DIR 保存为 PNG，或运行 --export{_}DIR "
+    f"导出的笔记本中的单元格来查看；attnlab{_}explore{_}--playground 也能显示。）",
 )
 
 
@@ -216,9 +220,11 @@ def plot(name: str, fig: Heat | Bars | Curve | Callable[[], object]) -> None:
         path = save(fig(), Path(folder) / f"{name}.png")
         _plots["written"].append(path)
         print(f"  [plot] {path}")
-    else:
+    elif not _plots["hinted"]:  # once per lesson: after its first figure
+        _plots["hinted"] = True
         found = re.match(r"lesson(\d+)", name)
-        print(HINT(_caller_lang(1)).format(n=found.group(1) if found else "N"))
+        hint = HINT(_caller_lang(1)).format(n=found.group(1) if found else "N")
+        print(render.fit(hint, render.columns()))
 
 
 def _png(figure) -> bytes:
@@ -250,7 +256,11 @@ def _title(options: dict) -> str | None:
 
 def _axes(options: dict) -> str:
     x, y = options.get("xlabel"), options.get("ylabel")
-    return f"   ({y} ↓, {x} →)" if x and y else ""
+    if not (x and y):
+        return ""
+    if display_width(x + y) > len(x + y):  # Japanese or Chinese: full-width brackets and 、
+        return f"   （{y} ↓、{x} →）"
+    return f"   ({y} ↓, {x} →)"
 
 
 def _in_kernel() -> bool:
@@ -264,7 +274,7 @@ def plotting(folder: str | Path | None = None, quiet: bool = False):
     """While inside: ``plot`` prints text figures and saves PNGs into ``folder`` (or shows
     nothing when ``quiet``)."""
     saved = dict(_plots)
-    _plots.update(dir=folder, quiet=quiet, written=[])
+    _plots.update(dir=folder, quiet=quiet, written=[], hinted=False)
     try:
         yield _plots["written"]
     finally:

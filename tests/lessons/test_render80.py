@@ -1,0 +1,194 @@
+"""What a learner sees in an 80-column terminal, in English, Japanese and Chinese.
+
+Read from the rendered text (a piped console is 80 columns): no line wider than 80 display
+cells (CJK characters count two), no table cell cut with "…" (every character of every cell
+is still on the screen), and no line that ends inside a word (every Latin word on the screen
+is a word of the source text, so a fragment such as "twic" fails). Code lines (behind the
+gutter) and what the lesson code prints are the lesson's own and are left out.
+"""
+
+import io
+import re
+from collections import Counter
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from attnlab import ref
+from attnlab.i18n import LANGS
+from attnlab.lessons import engine, render, show, source
+from attnlab.tables import display_width, text_heatmap
+
+WIDTH = 80
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _prose(text: str) -> str:
+    out = io.StringIO()
+    render.prose(render.console(out), text)
+    return out.getvalue()
+
+
+def _fits(shown: str, source_text: str, where: str) -> None:
+    lines = shown.splitlines()
+    wide = [ln for ln in lines if display_width(ln) > WIDTH]
+    assert wide == [], where
+    if "…" not in source_text:
+        assert "…" not in shown, where
+    known = set(WORD.findall(source_text))
+    broken = {w for w in WORD.findall(shown) if w not in known}
+    assert broken == set(), (where, broken)
+
+
+def _texts(number: int, lang: str) -> dict[str, str]:
+    words = source.prose(number, lang)
+    return {"intro": words.intro, **words.texts}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_lesson_text_fits_80_columns_and_breaks_between_words(lang):
+    for number in source.lessons():
+        if lang not in source.languages(number):
+            continue
+        for key, text in _texts(number, lang).items():
+            _fits(_prose(text), text, f"lesson {number} {lang} {key}")
+
+
+def _table_cells(text: str) -> list[str]:
+    rows = [ln for ln in text.splitlines() if ln.lstrip().startswith("|")]
+    cells = [c.strip() for r in rows for c in r.strip().strip("|").split("|")]
+    return [c for c in cells if c and not set(c) <= set("-: ")]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_table_cell_is_cut(lang):
+    seen = 0
+    for number in source.lessons():
+        if lang not in source.languages(number):
+            continue
+        for key, text in _texts(number, lang).items():
+            cells = _table_cells(text)
+            if not cells:
+                continue
+            seen += 1
+            shown = Counter(ch for ch in _prose(text) if not ch.isspace())
+            wanted = Counter(ch for c in cells for ch in c.replace("`", "") if not ch.isspace())
+            missing = wanted - shown
+            assert not missing, (number, lang, key, "".join(missing.elements()))
+    assert seen >= 3  # the lessons' recap and comparison tables were read
+
+
+def test_a_cjk_table_wraps_its_cells_inside_80_columns():
+    text = (
+        "| モデル | 過去を運ぶもの | T 方向の並列計算 | 限界 |\n|---|---|---|---|\n"
+        "| RNN | 一つの隠れベクトルをトークンごとに書き換える | できない | 勾配が消える・発散する |\n"
+        "| マスク | np.tril、それからソフトマックスの前に `np.where(mask, scores, -inf)` | 一部 "
+        "| ヘッドごとに T × T 個のスコア |\n"
+    )
+    shown = _prose(text)
+    _fits(shown, text, "table")
+    kept = Counter(ch for ch in shown if not ch.isspace())
+    cells = Counter(ch for c in _table_cells(text) for ch in c.replace("`", "") if ch != " ")
+    assert not cells - kept  # nothing cut
+    assert "np.where(mask," in shown  # the identifier is whole on one line
+    assert not shown.startswith("\n")  # no blank lines before the table
+    body = [ln for ln in shown.splitlines() if ln.strip()]
+    assert any(ln.lstrip().startswith("RNN") for ln in body)
+    rnn = next(i for i, ln in enumerate(body) if ln.lstrip().startswith("RNN"))
+    assert len(body) > rnn + 1 and not body[rnn + 1].lstrip().startswith("マスク")  # it wrapped
+
+
+def test_a_line_after_a_long_vowel_keeps_its_space_before_latin_text():
+    joined = render.join_lines(
+        "クエリ Q = X W_Q、キー\nK = X W_K、バリュー\nV = X W_V。\n次の文\nです。"
+    )
+    assert "キー K = X W_K" in joined and "バリュー V = X W_V" in joined
+    assert joined.endswith("次の文です。")
+
+
+def test_wrapped_cjk_never_splits_a_formula_a_shape_or_small_kana():
+    text = "形は (B, H, T, S) です。" * 4 + "ヘッドごとに T × T 個のスコア、キー K = X W_K。" * 4
+    for width in range(24, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert all(display_width(r) <= width for r in rows), (width, rows)
+        assert all("(B, H, T, S)" in r or "(B," not in r for r in rows), (width, rows)
+        assert all(not r.endswith(("×", "=")) for r in rows), (width, rows)
+        assert not any(r[0] in render.SMALL_KANA for r in rows[1:]), (width, rows)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_figure_hint_and_the_quiz_fit_and_break_between_words(lang, monkeypatch):
+    LANG = lang  # noqa: F841 (plot reads the caller's LANG)
+    hint = io.StringIO()
+    with show.plotting(), redirect_stdout(hint):
+        show.plot("lesson3_x", show.heat(np.eye(2)))
+        show.plot("lesson3_y", show.heat(np.eye(2)))  # the hint is said once per lesson
+    text = show.HINT(lang).format(n=3).replace("\u00a0", " ") + show.heat(np.eye(2)).text()
+    _fits(hint.getvalue(), text, "hint")
+    assert (
+        hint.getvalue().count("--plots DIR") == 1
+        and "attnlab lesson 3 --plots DIR" in hint.getvalue()
+    )
+    for number in source.lessons():
+        if lang not in source.languages(number):
+            continue
+        answers = "a\n" * len(source.prose(number, lang).quiz)
+        out, whole = io.StringIO(), io.StringIO()
+        engine.run_quiz(number, lang, out, io.StringIO(answers))
+        monkeypatch.setattr(render, "columns", lambda out=None: 10**6)  # nothing wrapped
+        engine.run_quiz(number, lang, whole, io.StringIO(answers))
+        monkeypatch.undo()
+        _fits(out.getvalue(), whole.getvalue(), f"quiz {number} {lang}")
+        assert "".join(out.getvalue().split()) == "".join(whole.getvalue().split())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lesson2s_comparison_table_as_the_learner_runs_it(lang):
+    out = io.StringIO()
+    engine.run(2, lang, section=10, out=out)
+    shown = out.getvalue()
+    prose = [ln for ln in shown.splitlines() if not ln.startswith(render.GUTTER)]
+    assert all(display_width(ln) <= WIDTH for ln in prose)
+    assert "…" not in shown
+    cells = _table_cells(next(t for t in _texts(2, lang).values() if "Transformer |" in t))
+    kept = Counter(ch for ch in shown if not ch.isspace())
+    assert not Counter(ch for c in cells for ch in c.replace("`", "") if ch != " ") - kept
+
+
+def test_the_positional_encoding_heatmap_shows_every_column():
+    pe = ref.sinusoidal_positional_encoding(50, 64)  # sin on even columns, cos on odd ones
+    lines = text_heatmap(pe, None, None, -1, 1, 72).splitlines()
+    first = lines[1].split(" ", 1)[1].strip()
+    # position 0: sin 0 = 0 (the step from 0 to 0.5: ▓), cos 0 = 1 (the top: █), 64 columns
+    assert first == "▓█" * 32
+    assert all(display_width(ln) <= 72 for ln in lines)
+
+
+def test_heatmap_labels_longer_than_one_character_stay_apart():
+    w = np.full((2, 4), 0.25)
+    head = text_heatmap(w, ["dot", "general"], ["je", "suis", "un", "chat"], 0, 1).splitlines()[0]
+    assert head.split() == ["je", "suis", "un", "chat"]
+    head = text_heatmap(np.eye(3), ["w1", "w2", "w3"], ["w1", "w2", "w3"], 0, 1).splitlines()[0]
+    assert head.split() == ["w1", "w2", "w3"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_closing_lines_of_a_lesson_fit(lang):
+    for number in source.lessons():
+        if lang not in source.languages(number):
+            continue
+        out, wide = io.StringIO(), io.StringIO()
+        engine._point_onwards(number, lang, render.console(out))  # exercises and quiz: where next
+        con = render.console(wide)
+        con.width = 10**4
+        engine._point_onwards(number, lang, con)
+        _fits(out.getvalue(), wide.getvalue(), f"lesson {number} {lang} closing lines")
+        assert "".join(out.getvalue().split()) == "".join(wide.getvalue().split())
+
+
+def test_a_heatmaps_axes_are_punctuated_in_the_lessons_language():
+    LANG = "ja"  # heat reads the caller's LANG for its default axes
+    assert show.heat(np.eye(2)).text().endswith("   （クエリ ↓、キー →）")
+    LANG = "en"  # noqa: F841
+    assert show.heat(np.eye(2)).text().endswith("   (query ↓, key →)")
