@@ -98,3 +98,44 @@ def test_divergence_and_locate():
     learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
     assert locate(learner, values) == 11
     assert locate(learner[:1], values) is None
+
+
+@pytest.mark.parametrize("isolation", ["process", "auto"])
+def test_the_sandboxed_grader_shows_the_line_too(isolation):
+    """``attnlab grade``: the child traces the cases and the parent names the line from what
+    it sent back (the same lines as in-process)."""
+    from attnlab.grade import grade_source
+
+    source = RIGHT.replace("e / e.sum(axis=1", "e / e.sum(axis=0")
+    r = grade_source(source, "scaled_dot_product_attention", seed=0, isolation=isolation)
+    assert r.mistakes == ["softmax_axis"] and r.lines == {"softmax_axis": [SOFTMAX]}
+    assert "w = e / e.sum(axis=0, keepdims=True)" in str(r)
+
+
+def _stream(entries, data: bytes, status: dict) -> bytes:
+    head = json.dumps({**status, "arrays": entries}).encode()
+    return len(head).to_bytes(8, "little") + len(data).to_bytes(8, "little") + head + data
+
+
+def test_a_forged_trace_is_bounded_before_it_is_read():
+    """Traced values are untrusted: only traced cases may send them, at most MAX_EVENTS of at
+    most MAX_CELLS cells each, declared before a byte is read."""
+    from attnlab.grade import stream
+    from attnlab.grade.tracer import MAX_CELLS, MAX_EVENTS
+
+    layout = stream.Layout([[(2,)]], [[]], [True])
+    ok = np.arange(4.0)
+    body = _stream([["t0_0", "<f8", [4]]], ok.tobytes(), {})
+    _, arrays = stream.read(body, layout)
+    assert np.array_equal(arrays["t0_0"], ok)
+    too_big = _stream([["t0_0", "<f8", [MAX_CELLS + 1]]], b"\0" * 8 * (MAX_CELLS + 1), {})
+    with pytest.raises(stream.Malformed, match="traced value"):
+        stream.read(too_big, layout)
+    beyond = _stream([[f"t0_{MAX_EVENTS}", "<f8", [1]]], b"\0" * 8, {})
+    with pytest.raises(stream.Malformed, match="unknown"):
+        stream.read(beyond, layout)
+    untraced = stream.Layout([[(2,)]], [[]], [False])
+    with pytest.raises(stream.Malformed, match="unknown"):
+        stream.read(_stream([["t0_0", "<f8", [1]]], b"\0" * 8, {}), untraced)
+    with pytest.raises(stream.Malformed, match="trace"):
+        stream.checked_status({"cases": [{"n": 1, "trace": [["x", 1]]}]}, 1)

@@ -7,30 +7,24 @@ functions of ``variants``, which run the same lines with one keyword changed) to
 they disagree on; ``locate`` finds the learner's first line that holds a value the version made
 from there on.
 
-This module imports NumPy and the standard library only: the sandbox's child runs it too.
+The sandbox's child runs this module too: it is sent as text ahead of ``_child.py`` (so no
+``from __future__``, and NumPy is imported only once a function runs, after the child has found
+it), and the child sends back at most ``MAX_EVENTS`` events of at most ``MAX_CELLS`` cells.
 """
 
-from __future__ import annotations
-
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import namedtuple
 
-import numpy as np
+MAX_CELLS = 256  # larger arrays are not kept (the grader's small cases stay far below)
+MAX_EVENTS = 48  # per call: a loop over many lines stops recording here
 
-MAX_CELLS = 4096  # larger arrays are not kept (the grader's small cases stay far below)
-MAX_EVENTS = 2000  # a loop over many lines stops recording here
-
-
-@dataclass(frozen=True)
-class Event:
-    line: int  # 1-based line of the file where the value was made
-    name: str  # the local variable that holds it
-    value: np.ndarray
-    file: str = ""
+# line: 1-based line of the file where the value was made; name: the local that holds it
+Event = namedtuple("Event", ["line", "name", "value", "file"], defaults=[""])
 
 
-def _arrays(frame_locals: dict) -> dict[str, np.ndarray]:
+def _arrays(frame_locals: dict) -> dict:
+    import numpy as np
+
     return {
         k: v
         for k, v in frame_locals.items()
@@ -38,8 +32,10 @@ def _arrays(frame_locals: dict) -> dict[str, np.ndarray]:
     }
 
 
-def _changed(before: dict[str, tuple[int, np.ndarray]], now: dict[str, np.ndarray]) -> dict:
+def _changed(before: dict, now: dict) -> dict:
     """The arrays assigned (a new object, even with the same numbers) or changed in place."""
+    import numpy as np
+
     return {
         k: v
         for k, v in now.items()
@@ -50,16 +46,16 @@ def _changed(before: dict[str, tuple[int, np.ndarray]], now: dict[str, np.ndarra
     }
 
 
-def _kept(arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, np.ndarray]]:
+def _kept(arrays: dict) -> dict:
     return {k: (id(v), v.copy()) for k, v in arrays.items()}
 
 
-def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[object, list[Event]]:
+def record(fn, args: tuple, kwargs: dict, files: set) -> tuple:
     """``fn(*args, **kwargs)`` and the events of the frames whose code lives in ``files``: after
     each line, the arrays it made or changed (a line's effect shows at the next line event of
     the same frame, or at its return)."""
-    events: list[Event] = []
-    state: dict[int, tuple[int, dict]] = {}  # frame id -> (line running, arrays seen)
+    events: list = []
+    state: dict = {}  # frame id -> (line running, arrays seen)
     keep = []  # the arrays seen stay alive, so that an id is never reused while recording
 
     def settle(frame) -> None:
@@ -72,12 +68,14 @@ def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[ob
         state[id(frame)] = (frame.f_lineno, _kept(now))
 
     def local(frame, event, arg):
+        if len(events) >= MAX_EVENTS:
+            return None  # enough: the rest runs untraced
         if event in ("line", "return"):
             settle(frame)
         return local
 
     def global_(frame, event, arg):
-        if frame.f_code.co_filename not in files:
+        if frame.f_code.co_filename not in files or len(events) >= MAX_EVENTS:
             return None
         arrays = _arrays(frame.f_locals)
         keep.extend(arrays.values())
@@ -93,7 +91,9 @@ def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[ob
     return result, events
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
+def _close(a, b) -> bool:
+    import numpy as np
+
     if a.shape != b.shape:
         return False
     a, b = a.astype(np.float64), b.astype(np.float64)
@@ -101,7 +101,7 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
         return bool(np.allclose(a, b, rtol=1e-4, atol=1e-7, equal_nan=True))
 
 
-def after_divergence(right: list[Event], wrong: list[Event]) -> list[np.ndarray]:
+def after_divergence(right: list, wrong: list) -> list:
     """The values the mistake's version holds from the first one where the right computation,
     run on the same lines, holds another (compared event by event), in the order it made them."""
     for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
@@ -110,7 +110,7 @@ def after_divergence(right: list[Event], wrong: list[Event]) -> list[np.ndarray]
     return [e.value for e in wrong[len(right) :]]
 
 
-def locate(learner: list[Event], wrong_values: list[np.ndarray]) -> int | None:
+def locate(learner: list, wrong_values: list):
     """The learner's first line that holds one of ``wrong_values``; None when no line of theirs
     does. (A value the mistake makes by leaving a step out may equal an earlier right value:
     the line named is then the one that should have gone on, as in ``s = Q @ K.T`` without the
