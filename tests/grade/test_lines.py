@@ -83,7 +83,8 @@ def test_record_keeps_what_each_line_made():
     first = f.__code__.co_firstlineno
     _, events = record(f, (np.ones(3),), {}, {f.__code__.co_filename})
     seen = [(e.line - first, e.name) for e in events]
-    assert seen == [(1, "y"), (2, "y"), (3, "z")], seen  # the argument x was there at the call
+    # the argument at the def line, then what each line made, then what it returned
+    assert seen == [(0, "x"), (1, "y"), (2, "y"), (3, "z")], seen
     assert np.array_equal(events[-1].value, [7.0, 2.0, 2.0])
 
 
@@ -139,3 +140,18 @@ def test_a_forged_trace_is_bounded_before_it_is_read():
         stream.read(_stream([["t0_0", "<f8", [1]]], b"\0" * 8, {}), untraced)
     with pytest.raises(stream.Malformed, match="trace"):
         stream.checked_status({"cases": [{"n": 1, "trace": [["x", 1]]}]}, 1)
+
+
+def test_an_integer_buffer_and_a_half_precision_cast_are_shown_where_they_start(tmp_path):
+    buffer = RIGHT.replace(
+        "    return w @ V",
+        "    out = np.zeros((Q.shape[0], V.shape[1]), dtype=int)\n    out[:] = w @ V\n    return out",
+    )
+    r = check(_load(tmp_path, buffer), seed=0)
+    assert r.mistakes[0] == "wrong_dtype" and r.lines["wrong_dtype"] == [10]
+    half = RIGHT.replace(
+        "    s = Q @ K.T",
+        "    Q, K, V = Q.astype(np.float16), K.astype(np.float16), V.astype(np.float16)\n    s = Q @ K.T",
+    )
+    r = check(_load(tmp_path, half), seed=0)
+    assert r.mistakes[0] == "low_precision" and r.lines["low_precision"] == [5]

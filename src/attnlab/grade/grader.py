@@ -20,7 +20,7 @@ import numpy as np
 from . import diagnosis
 from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
-from .lines import LearnerTrace, mistake_lines
+from .lines import LearnerTrace, dtype_lines, mistake_lines
 from .mistakes import hint
 from .notebook import Submission, read_submission
 from .results import CheckResult, Report
@@ -212,8 +212,9 @@ def verdict(
     Shared by the sandboxed grader and ``check`` (in-process)."""
     f = diagnosis.judge(prep, run, meta.get("output", ""))
     meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
-    if trace is not None and f.named:
-        meta["lines"] = mistake_lines(f, trace(f))
+    if trace is not None and f.ids:
+        learner = trace(f)
+        meta["lines"] = mistake_lines(f, learner) | dtype_lines(f, learner)
     return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
 
 

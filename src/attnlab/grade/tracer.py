@@ -72,13 +72,23 @@ def record(fn, args: tuple, kwargs: dict, files: set) -> tuple:
             return None  # enough: the rest runs untraced
         if event in ("line", "return"):
             settle(frame)
+        if event == "return":  # what the line returns, as "<return>" (an expression's value)
+            for k, part in enumerate(arg if isinstance(arg, tuple) else (arg,)):
+                got = _arrays({f"<return {k}>": part})
+                events.extend(
+                    Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
+                    for n, v in got.items()
+                )
         return local
 
     def global_(frame, event, arg):
         if frame.f_code.co_filename not in files or len(events) >= MAX_EVENTS:
             return None
-        arrays = _arrays(frame.f_locals)
+        arrays = _arrays(frame.f_locals)  # the arguments: at the def line, as values given
         keep.extend(arrays.values())
+        events.extend(
+            Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename) for n, v in arrays.items()
+        )
         state[id(frame)] = (frame.f_lineno, _kept(arrays))
         return local
 
@@ -103,10 +113,17 @@ def _close(a, b) -> bool:
 
 def after_divergence(right: list, wrong: list) -> list:
     """The values the mistake's version holds from the first one where the right computation,
-    run on the same lines, holds another (compared event by event), in the order it made them."""
+    run on the same lines, holds another (compared event by event), in the order it made them.
+    Where the right computation changes a value the version leaves as it was (a step the
+    version skips), that old value comes first: it is where the version went its own way."""
+    held: dict = {}  # (file, name) -> the value both hold so far
     for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
-        if (r.file, r.line, r.name) != (w.file, w.line, w.name) or not _close(r.value, w.value):
-            return [e.value for e in wrong[j:]]
+        if (r.file, r.line, r.name) == (w.file, w.line, w.name) and _close(r.value, w.value):
+            held[r.file, r.name] = r.value
+            continue
+        kept = held.get((r.file, r.name)) if (w.file, w.name) != (r.file, r.name) else None
+        first = [kept] if kept is not None and not _close(kept, r.value) else []
+        return first + [e.value for e in wrong[j:]]
     return [e.value for e in wrong[len(right) :]]
 
 
