@@ -83,8 +83,8 @@ def test_record_keeps_what_each_line_made():
     first = f.__code__.co_firstlineno
     _, events = record(f, (np.ones(3),), {}, {f.__code__.co_filename})
     seen = [(e.line - first, e.name) for e in events]
-    # the argument at the def line, then what each line made, then what it returned
-    assert seen == [(0, "x"), (1, "y"), (2, "y"), (3, "z")], seen
+    # what each line made (the arguments of the call traced are its inputs, not events)
+    assert seen == [(1, "y"), (2, "y"), (3, "z")], seen
     assert np.array_equal(events[-1].value, [7.0, 2.0, 2.0])
 
 
@@ -95,10 +95,12 @@ def test_divergence_and_locate():
     right = [Event(1, "k", k), Event(2, "s", b)]
     wrong = [Event(1, "k", k), Event(2, "s", a), Event(3, "w", c)]  # parts at line 2
     values = after_divergence(right, wrong)
-    assert [v.tolist() for v in values] == [a.tolist(), c.tolist()]
+    assert [v.value.tolist() for v in values] == [a.tolist(), c.tolist()]
     learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
     assert locate(learner, values) == 11
     assert locate(learner[:1], values) is None
+    # equal numbers under two names: the one named as the version's value wins
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 6
 
 
 @pytest.mark.parametrize("isolation", ["process", "auto"])

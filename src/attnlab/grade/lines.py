@@ -24,7 +24,7 @@ VARIANT_FILES = {variants.__file__}
 def _trace(f: Findings, i: int, changes: dict) -> list[Event]:
     ex, case = f.prep.ex, f.prep.cases[i]
     args = (*as_float64(case), *case.scalars)
-    return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES)[1]
+    return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES, most=5000)[1]
 
 
 def wrong_values(f: Findings, mid: MistakeId, k: int, i: int, alone: str | None = None) -> list:

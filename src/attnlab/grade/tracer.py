@@ -16,7 +16,7 @@ import sys
 from collections import namedtuple
 
 MAX_CELLS = 256  # larger arrays are not kept (the grader's small cases stay far below)
-MAX_EVENTS = 48  # per call: a loop over many lines stops recording here
+MAX_EVENTS = 96  # per call of the learner's function: a loop over many lines stops recording here
 
 # line: 1-based line of the file where the value was made; name: the local that holds it
 Event = namedtuple("Event", ["line", "name", "value", "file"], defaults=[""])
@@ -50,7 +50,7 @@ def _kept(arrays: dict) -> dict:
     return {k: (id(v), v.copy()) for k, v in arrays.items()}
 
 
-def record(fn, args: tuple, kwargs: dict, files: set) -> tuple:
+def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) -> tuple:
     """``fn(*args, **kwargs)`` and the events of the frames whose code lives in ``files``: after
     each line, the arrays it made or changed (a line's effect shows at the next line event of
     the same frame, or at its return)."""
@@ -62,13 +62,13 @@ def record(fn, args: tuple, kwargs: dict, files: set) -> tuple:
         line, seen = state.get(id(frame), (frame.f_lineno, {}))
         now = _arrays(frame.f_locals)
         for name, value in _changed(seen, now).items():
-            if len(events) < MAX_EVENTS:
+            if len(events) < most:
                 events.append(Event(line, name, value.copy(), frame.f_code.co_filename))
         keep.extend(now.values())
         state[id(frame)] = (frame.f_lineno, _kept(now))
 
     def local(frame, event, arg):
-        if len(events) >= MAX_EVENTS:
+        if len(events) >= most:
             return None  # enough: the rest runs untraced
         if event in ("line", "return"):
             settle(frame)
@@ -82,13 +82,15 @@ def record(fn, args: tuple, kwargs: dict, files: set) -> tuple:
         return local
 
     def global_(frame, event, arg):
-        if frame.f_code.co_filename not in files or len(events) >= MAX_EVENTS:
+        if frame.f_code.co_filename not in files or len(events) >= most:
             return None
         arrays = _arrays(frame.f_locals)  # the arguments: at the def line, as values given
         keep.extend(arrays.values())
-        events.extend(
-            Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename) for n, v in arrays.items()
-        )
+        if state:  # a call made inside: its arguments are values the caller computed
+            events.extend(
+                Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
+                for n, v in arrays.items()
+            )
         state[id(frame)] = (frame.f_lineno, _kept(arrays))
         return local
 
@@ -113,26 +115,40 @@ def _close(a, b) -> bool:
 
 def after_divergence(right: list, wrong: list) -> list:
     """The values the mistake's version holds from the first one where the right computation,
-    run on the same lines, holds another (compared event by event), in the order it made them.
-    Where the right computation changes a value the version leaves as it was (a step the
-    version skips), that old value comes first: it is where the version went its own way."""
+    run on the same lines, holds another (compared event by event): that one, then those of
+    its later values the right computation never holds, in the order it made them. Where the
+    right computation changes a value the version leaves as it was (a step the version skips),
+    that old value comes first: it is where the version went its own way."""
     held: dict = {}  # (file, name) -> the value both hold so far
     for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
         if (r.file, r.line, r.name) == (w.file, w.line, w.name) and _close(r.value, w.value):
-            held[r.file, r.name] = r.value
+            held[r.file, r.name] = w
             continue
         kept = held.get((r.file, r.name)) if (w.file, w.name) != (r.file, r.name) else None
-        first = [kept] if kept is not None and not _close(kept, r.value) else []
-        return first + [e.value for e in wrong[j:]]
-    return [e.value for e in wrong[len(right) :]]
+        first = [kept] if kept is not None and not _close(kept.value, r.value) else []
+        return [*first, w, *_own(wrong[j + 1 :], right)]
+    return _own(wrong[len(right) :], right)
 
 
-def locate(learner: list, wrong_values: list):
-    """The learner's first line that holds one of ``wrong_values``; None when no line of theirs
-    does. (A value the mistake makes by leaving a step out may equal an earlier right value:
-    the line named is then the one that should have gone on, as in ``s = Q @ K.T`` without the
-    scale; a line that does two steps at once holds a later value of the version's.)"""
-    for e in learner:
-        if any(_close(e.value, v) for v in wrong_values):
-            return e.line
-    return None
+def _own(events: list, right: list) -> list:
+    """The values of ``events`` the right computation never holds under the same name."""
+    return [
+        e
+        for e in events
+        if not any((r.file, r.name) == (e.file, e.name) and _close(e.value, r.value) for r in right)
+    ]
+
+
+def locate(learner: list, wrong: list):
+    """The learner's first line that holds the value of one of the version's events ``wrong``
+    (one whose variable has the same name as the version's, if any line has such a one: two
+    arrays of equal numbers, such as K and a V made from W_K, are told apart by name); None
+    when no line of theirs does. (A value the mistake makes by leaving a step out may equal an
+    earlier right value: the line named is then the one that should have gone on, as in
+    ``s = Q @ K.T`` without the scale; a line that does two steps at once holds a later value
+    of the version's.)"""
+    found = [(e, w) for e in learner for w in wrong if _close(e.value, w.value)]
+    named = [e for e, w in found if e.name.lower() == w.name.lower()]
+    if named:
+        return named[0].line
+    return found[0][0].line if found else None
