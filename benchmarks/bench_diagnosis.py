@@ -1152,6 +1152,8 @@ def mutated_lines(m: Mutant) -> set[int]:
     return changed
 
 
+# ids with no line to show: randomness has no line of its own, a probe's base no version
+NO_LINE = {"random_inside", "pe_wrong_base"}
 LINES: dict[tuple[str, str, str, int], bool] = {}  # (exercise, style, operator, site) -> line right
 
 
@@ -1173,7 +1175,7 @@ def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
         r = verdict(prep, run, [], "en", trace=lambda f: in_process(fn, f))
     same = _same_numbers(prep, run)
     expect = m.operator.expect
-    if expect in r.mistakes:
+    if expect in r.mistakes and expect not in NO_LINE:
         key = (m.exercise, m.style, m.operator.name, m.site)
         LINES[key] = LINES.get(key, True) and bool(set(r.lines.get(expect, [])) & mutated_lines(m))
     specific = [x for x in r.mistakes if x not in GENERIC]

@@ -83,7 +83,8 @@ def test_record_keeps_what_each_line_made():
     first = f.__code__.co_firstlineno
     _, events = record(f, (np.ones(3),), {}, {f.__code__.co_filename})
     seen = [(e.line - first, e.name) for e in events]
-    assert seen == [(1, "y"), (2, "y"), (3, "z")], seen  # the argument x was there at the call
+    # what each line made (the arguments of the call traced are its inputs, not events)
+    assert seen == [(1, "y"), (2, "y"), (3, "z")], seen
     assert np.array_equal(events[-1].value, [7.0, 2.0, 2.0])
 
 
@@ -94,7 +95,65 @@ def test_divergence_and_locate():
     right = [Event(1, "k", k), Event(2, "s", b)]
     wrong = [Event(1, "k", k), Event(2, "s", a), Event(3, "w", c)]  # parts at line 2
     values = after_divergence(right, wrong)
-    assert [v.tolist() for v in values] == [a.tolist(), c.tolist()]
+    assert [v.value.tolist() for v in values] == [a.tolist(), c.tolist()]
     learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
     assert locate(learner, values) == 11
     assert locate(learner[:1], values) is None
+    # equal numbers under two names: the one named as the version's value wins
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 6
+
+
+@pytest.mark.parametrize("isolation", ["process", "auto"])
+def test_the_sandboxed_grader_shows_the_line_too(isolation):
+    """``attnlab grade``: the child traces the cases and the parent names the line from what
+    it sent back (the same lines as in-process)."""
+    from attnlab.grade import grade_source
+
+    source = RIGHT.replace("e / e.sum(axis=1", "e / e.sum(axis=0")
+    r = grade_source(source, "scaled_dot_product_attention", seed=0, isolation=isolation)
+    assert r.mistakes == ["softmax_axis"] and r.lines == {"softmax_axis": [SOFTMAX]}
+    assert "w = e / e.sum(axis=0, keepdims=True)" in str(r)
+
+
+def _stream(entries, data: bytes, status: dict) -> bytes:
+    head = json.dumps({**status, "arrays": entries}).encode()
+    return len(head).to_bytes(8, "little") + len(data).to_bytes(8, "little") + head + data
+
+
+def test_a_forged_trace_is_bounded_before_it_is_read():
+    """Traced values are untrusted: only traced cases may send them, at most MAX_EVENTS of at
+    most MAX_CELLS cells each, declared before a byte is read."""
+    from attnlab.grade import stream
+    from attnlab.grade.tracer import MAX_CELLS, MAX_EVENTS
+
+    layout = stream.Layout([[(2,)]], [[]], [True])
+    ok = np.arange(4.0)
+    body = _stream([["t0_0", "<f8", [4]]], ok.tobytes(), {})
+    _, arrays = stream.read(body, layout)
+    assert np.array_equal(arrays["t0_0"], ok)
+    too_big = _stream([["t0_0", "<f8", [MAX_CELLS + 1]]], b"\0" * 8 * (MAX_CELLS + 1), {})
+    with pytest.raises(stream.Malformed, match="traced value"):
+        stream.read(too_big, layout)
+    beyond = _stream([[f"t0_{MAX_EVENTS}", "<f8", [1]]], b"\0" * 8, {})
+    with pytest.raises(stream.Malformed, match="unknown"):
+        stream.read(beyond, layout)
+    untraced = stream.Layout([[(2,)]], [[]], [False])
+    with pytest.raises(stream.Malformed, match="unknown"):
+        stream.read(_stream([["t0_0", "<f8", [1]]], b"\0" * 8, {}), untraced)
+    with pytest.raises(stream.Malformed, match="trace"):
+        stream.checked_status({"cases": [{"n": 1, "trace": [["x", 1]]}]}, 1)
+
+
+def test_an_integer_buffer_and_a_half_precision_cast_are_shown_where_they_start(tmp_path):
+    buffer = RIGHT.replace(
+        "    return w @ V",
+        "    out = np.zeros((Q.shape[0], V.shape[1]), dtype=int)\n    out[:] = w @ V\n    return out",
+    )
+    r = check(_load(tmp_path, buffer), seed=0)
+    assert r.mistakes[0] == "wrong_dtype" and r.lines["wrong_dtype"] == [10]
+    half = RIGHT.replace(
+        "    s = Q @ K.T",
+        "    Q, K, V = Q.astype(np.float16), K.astype(np.float16), V.astype(np.float16)\n    s = Q @ K.T",
+    )
+    r = check(_load(tmp_path, half), seed=0)
+    assert r.mistakes[0] == "low_precision" and r.lines["low_precision"] == [5]

@@ -1,5 +1,8 @@
 """Runs inside the sandbox: load the submission, call it on each case, send the results back.
 
+Sent as text after ``tracer.py`` (its ``record``, ``MAX_CELLS`` and ``MAX_EVENTS`` are defined
+above this module's code in the child), which traces the cases the parent marks.
+
 Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID LATE`` by
 ``attnlab.grade.sandbox``; it is passed as text, because the sandbox cannot see attnlab. It
 imports NumPy and the standard library only. FD_IN is a memfd holding one ``.npz`` (the spec, the
@@ -16,6 +19,11 @@ import json
 import os
 import sys
 import traceback
+
+try:  # in the child, tracer.py's code runs ahead of this module's (see the docstring)
+    record, MAX_CELLS  # noqa: B018
+except NameError:  # imported by the parent, for its constants
+    from .tracer import MAX_CELLS, record
 
 MAGIC = b"ATTNLAB-SANDBOX-1\n"
 FILENAME = "submission.py"  # the learner's file name, for tracebacks
@@ -210,7 +218,12 @@ def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
         args = [data[f"c{i}_{name}"].copy() for name in case["arrays"]]
         entry = {"error": None, "kind": None, "n": 0, "types": None}
         try:
-            result = fn(*args, *case["scalars"], **case["kwargs"])
+            if case.get("trace"):  # line by line, the arrays it makes (tracer.py, sent ahead)
+                result, events = record(fn, (*args, *case["scalars"]), case["kwargs"], {FILENAME})
+                entry["trace"] = [[e.line, e.name[:64]] for e in events]
+                out |= {f"t{i}_{k}": e.value for k, e in enumerate(events)}
+            else:
+                result = fn(*args, *case["scalars"], **case["kwargs"])
         except BaseException as e:  # every failure becomes a report
             entry["error"] = _failure(e, spec["allowed_set"])
             cases.append(entry)
@@ -239,6 +252,8 @@ def room(shape) -> int:
 
 
 def _room_for(key: str, spec) -> int:
+    if key[0] == "t":
+        return MAX_CELLS  # a traced value (tracer.py)
     i, j = (int(x) for x in key[1:].split("_"))
     case = spec["cases"][i]
     return room(case["expect"][j] if key[0] == "r" else case["shapes"][j])

@@ -20,7 +20,7 @@ import numpy as np
 from . import diagnosis
 from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
-from .lines import LearnerTrace, mistake_lines
+from .lines import LearnerTrace, dtype_lines, mistake_lines
 from .mistakes import hint
 from .notebook import Submission, read_submission
 from .results import CheckResult, Report
@@ -155,8 +155,16 @@ def grade_source(
         source,
         ex.name,
         [
-            {"arrays": c.arrays, "scalars": list(c.scalars), "kwargs": c.kwargs, "expect": shapes}
-            for c, shapes in zip([*prep.cases, *prep.twins], _answer_shapes(prep), strict=True)
+            {
+                "arrays": c.arrays,
+                "scalars": list(c.scalars),
+                "kwargs": c.kwargs,
+                "expect": shapes,
+                "trace": i < len(prep.cases) and ex.variant is not None,  # to show the line
+            }
+            for i, (c, shapes) in enumerate(
+                zip([*prep.cases, *prep.twins], _answer_shapes(prep), strict=True)
+            )
         ],
         list(ex.allowed_imports) if ex.allowed_imports is not None else None,
         timeout=timeout,
@@ -174,7 +182,13 @@ def grade_source(
         return _finish(
             exercise, [*checks, CheckResult("runs", False, msg)], ["crash"], lang, **meta
         )
-    return verdict(prep, run, checks, lang, **meta)
+    return verdict(prep, run, checks, lang, trace=lambda f: _traced(run), source=source, **meta)
+
+
+def _traced(run: RunResult) -> LearnerTrace:
+    """The learner's events on a case, as the sandbox traced them (untrusted: a line number
+    shown is only ever quoted from the graded source itself)."""
+    return lambda i: run.cases[i].trace if i < len(run.cases) else []
 
 
 def _answer_shapes(prep: Prepared) -> list[list[tuple[int, ...]]]:
@@ -198,8 +212,9 @@ def verdict(
     Shared by the sandboxed grader and ``check`` (in-process)."""
     f = diagnosis.judge(prep, run, meta.get("output", ""))
     meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
-    if trace is not None and f.named:
-        meta["lines"] = mistake_lines(f, trace(f))
+    if trace is not None and f.ids:
+        learner = trace(f)
+        meta["lines"] = mistake_lines(f, learner) | dtype_lines(f, learner)
     return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
 
 

@@ -24,7 +24,7 @@ VARIANT_FILES = {variants.__file__}
 def _trace(f: Findings, i: int, changes: dict) -> list[Event]:
     ex, case = f.prep.ex, f.prep.cases[i]
     args = (*as_float64(case), *case.scalars)
-    return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES)[1]
+    return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES, most=5000)[1]
 
 
 def wrong_values(f: Findings, mid: MistakeId, k: int, i: int, alone: str | None = None) -> list:
@@ -60,6 +60,28 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
             if line is not None:
                 found[mid] = [line]
                 break
+    return found
+
+
+# ids the grader's checks name from the answer's numbers alone: the learner's first value
+# that shows it (an integer array; a half-precision one)
+SHOWN_BY_DTYPE = {
+    "wrong_dtype": lambda a: a.dtype.kind in "iu",
+    "low_precision": lambda a: a.dtype.itemsize == 2 and a.dtype.kind == "f",
+}
+
+
+def dtype_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
+    """{id: [line]} for the ids of ``SHOWN_BY_DTYPE`` named: on the smallest failing case."""
+    found: dict[str, list[int]] = {}
+    failing = [i for i, got in enumerate(f.answers) if got and not f.checks[i].passed]
+    for mid, shows in SHOWN_BY_DTYPE.items():
+        if mid not in f.ids or not failing:
+            continue
+        events = learner(min(failing, key=lambda i: _size(f, i)))
+        line = next((e.line for e in events if shows(e.value)), None)
+        if line is not None:
+            found[mid] = [line]
     return found
 
 

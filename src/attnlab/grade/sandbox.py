@@ -35,9 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _child, bwrap, seccomp, stream, uids
+from . import _child, bwrap, seccomp, stream, tracer, uids
 
-CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+# the harness: the tracer's functions, then the child's own code (tracer.py has no imports the
+# child cannot make before it finds NumPy)
+CHILD_SOURCE = "\n\n".join(Path(m.__file__).read_text(encoding="utf-8") for m in (tracer, _child))
 OUTPUT_KEEP = 2**20  # bytes of stdout/stderr kept; the rest is counted and dropped
 FILE_MAX = 64 * 2**20
 KEEP_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
@@ -57,6 +59,7 @@ class CaseResult:
     inputs_after: list[np.ndarray] = field(default_factory=list)
     error: str | None = None  # traceback
     forbidden: str | None = None
+    trace: list = field(default_factory=list)  # tracer.Event of a traced case: what each line made
 
 
 @dataclass
@@ -121,6 +124,7 @@ def _input_memfd(source: str, function: str, cases: list[dict], allowed, filenam
                 "kwargs": c.get("kwargs", {}),
                 "expect": [list(s) for s in c["expect"]],
                 "shapes": [list(a.shape) for a in c["arrays"].values()],
+                "trace": bool(c.get("trace")),
             }
             for c in cases
         ],
@@ -310,6 +314,7 @@ def run_submission(
         layout = stream.Layout(
             [[tuple(s) for s in c["expect"]] for c in cases],
             [[a.shape for a in c["arrays"].values()] for c in cases],
+            [bool(c.get("trace")) for c in cases],
         )
         return _collect(proc, out_r, layout, timeout, level)
     finally:
@@ -412,6 +417,11 @@ def _from_status(result: RunResult, status: dict, data: dict, layout: stream.Lay
             if missing:
                 raise stream.Malformed(f"case {i} without its input {missing[0]}")
             cr.inputs_after = [data[f"a{i}_{j}"] for j in range(len(layout.inputs[i]))]
+            cr.trace = [
+                tracer.Event(line, name, data[f"t{i}_{k}"])
+                for k, (line, name) in enumerate(entry["trace"])
+                if f"t{i}_{k}" in data
+            ]
         result.cases.append(cr)
     result.tampered = status["tampered"]
     return result

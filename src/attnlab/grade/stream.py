@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._child import PLAIN_DTYPES, room
+from .tracer import MAX_CELLS, MAX_EVENTS
 
 HEADER_BASE = 256 * 2**10  # bytes of JSON header allowed, plus HEADER_PER_CASE per case
 HEADER_PER_CASE = 64 * 2**10
@@ -45,6 +46,19 @@ class Layout:
 
     expect: list[list[Shape]]
     inputs: list[list[Shape]]
+    traced: list[bool] | None = None  # per case: may it send a line-by-line trace (tracer.py)
+
+    def trace_slots(self) -> int:
+        return sum(self.traced or []) * MAX_EVENTS
+
+    def trace_key(self, key: object) -> bool:
+        """Whether ``key`` names one of the values a traced case may send ("t{case}_{k}")."""
+        if not (isinstance(key, str) and key[:1] == "t" and key[1:].count("_") == 1):
+            return False
+        i, k = key[1:].split("_")
+        if not (i.isdigit() and k.isdigit() and len(i) < 7 and len(k) < 7):
+            return False
+        return int(i) < len(self.traced or []) and self.traced[int(i)] and int(k) < MAX_EVENTS
 
     def shapes(self) -> dict[str, Shape]:
         """Every key the child may send, with the shape whose bytes the parent reads."""
@@ -59,7 +73,7 @@ class Layout:
 
     def data_cap(self) -> int:
         """Bytes of data at most: every array at its room, at the widest plain dtype (8 bytes)."""
-        return 8 * sum(room(s) for s in self.shapes().values())
+        return 8 * (sum(room(s) for s in self.shapes().values()) + self.trace_slots() * MAX_CELLS)
 
     def stream_cap(self) -> int:
         return 16 + self.header_cap() + self.data_cap()
@@ -101,19 +115,23 @@ def _arrays(entries: object, layout: Layout, data: memoryview) -> dict[str, np.n
     """Each declared array, read only when its size fits the room its expected shape allows;
     the data must be exactly the sum of the arrays declared."""
     allowed = layout.shapes()
-    if not isinstance(entries, list) or len(entries) > len(allowed):
-        raise Malformed(f"more arrays than the {len(allowed)} this exercise has")
+    most = len(allowed) + layout.trace_slots()
+    if not isinstance(entries, list) or len(entries) > most:
+        raise Malformed(f"more arrays than the {most} this exercise has")
     out: dict[str, np.ndarray] = {}
     at = 0
     for entry in entries:
         if not (isinstance(entry, list) and len(entry) == 3):
             raise Malformed("an array entry that is not [key, dtype, shape]")
         key, dtype, shape = entry[0], entry[1], _shape(entry[2])
-        if key not in allowed or key in out:
+        traced = layout.trace_key(key)
+        if (key not in allowed and not traced) or key in out:
             raise Malformed(f"an array named {str(key)[:40]!r}, unknown or repeated")
         if dtype not in PLAIN_DTYPES:
             raise Malformed(f"an array of dtype {str(dtype)[:40]!r}, not a plain number or bool")
-        if math.prod(shape) > room(allowed[key]):
+        if traced and math.prod(shape) > MAX_CELLS:
+            raise Malformed(f"a traced value of shape {shape}, more than {MAX_CELLS} cells")
+        if not traced and math.prod(shape) > room(allowed[key]):
             what = "an answer" if key[0] == "r" else "an input"
             raise Malformed(
                 f"{what} of shape {shape} in case {key[1:].split('_')[0]}, far larger than "
@@ -193,4 +211,17 @@ def _case(entry: object) -> dict:
         "error": error,
         "kind": optional_text(entry.get("kind"), "a type name"),
         "types": None if types is None else _texts(types, 64, "types"),
+        "trace": _trace(entry.get("trace", [])),
     }
+
+
+def _trace(value: object) -> list[tuple[int, str]]:
+    """A traced case's (line, name) per value, at most ``MAX_EVENTS``."""
+    if not isinstance(value, list) or len(value) > MAX_EVENTS:
+        raise Malformed(f"a trace that is not a list of at most {MAX_EVENTS} entries")
+    out = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int):
+            raise Malformed("a trace entry that is not [line, name]")
+        out.append((item[0], text(item[1], "a variable name")[:64]))
+    return out

@@ -7,30 +7,24 @@ functions of ``variants``, which run the same lines with one keyword changed) to
 they disagree on; ``locate`` finds the learner's first line that holds a value the version made
 from there on.
 
-This module imports NumPy and the standard library only: the sandbox's child runs it too.
+The sandbox's child runs this module too: it is sent as text ahead of ``_child.py`` (so no
+``from __future__``, and NumPy is imported only once a function runs, after the child has found
+it), and the child sends back at most ``MAX_EVENTS`` events of at most ``MAX_CELLS`` cells.
 """
 
-from __future__ import annotations
-
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import namedtuple
 
-import numpy as np
+MAX_CELLS = 256  # larger arrays are not kept (the grader's small cases stay far below)
+MAX_EVENTS = 96  # per call of the learner's function: a loop over many lines stops recording here
 
-MAX_CELLS = 4096  # larger arrays are not kept (the grader's small cases stay far below)
-MAX_EVENTS = 2000  # a loop over many lines stops recording here
-
-
-@dataclass(frozen=True)
-class Event:
-    line: int  # 1-based line of the file where the value was made
-    name: str  # the local variable that holds it
-    value: np.ndarray
-    file: str = ""
+# line: 1-based line of the file where the value was made; name: the local that holds it
+Event = namedtuple("Event", ["line", "name", "value", "file"], defaults=[""])
 
 
-def _arrays(frame_locals: dict) -> dict[str, np.ndarray]:
+def _arrays(frame_locals: dict) -> dict:
+    import numpy as np
+
     return {
         k: v
         for k, v in frame_locals.items()
@@ -38,8 +32,10 @@ def _arrays(frame_locals: dict) -> dict[str, np.ndarray]:
     }
 
 
-def _changed(before: dict[str, tuple[int, np.ndarray]], now: dict[str, np.ndarray]) -> dict:
+def _changed(before: dict, now: dict) -> dict:
     """The arrays assigned (a new object, even with the same numbers) or changed in place."""
+    import numpy as np
+
     return {
         k: v
         for k, v in now.items()
@@ -50,37 +46,51 @@ def _changed(before: dict[str, tuple[int, np.ndarray]], now: dict[str, np.ndarra
     }
 
 
-def _kept(arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, np.ndarray]]:
+def _kept(arrays: dict) -> dict:
     return {k: (id(v), v.copy()) for k, v in arrays.items()}
 
 
-def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[object, list[Event]]:
+def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) -> tuple:
     """``fn(*args, **kwargs)`` and the events of the frames whose code lives in ``files``: after
     each line, the arrays it made or changed (a line's effect shows at the next line event of
     the same frame, or at its return)."""
-    events: list[Event] = []
-    state: dict[int, tuple[int, dict]] = {}  # frame id -> (line running, arrays seen)
+    events: list = []
+    state: dict = {}  # frame id -> (line running, arrays seen)
     keep = []  # the arrays seen stay alive, so that an id is never reused while recording
 
     def settle(frame) -> None:
         line, seen = state.get(id(frame), (frame.f_lineno, {}))
         now = _arrays(frame.f_locals)
         for name, value in _changed(seen, now).items():
-            if len(events) < MAX_EVENTS:
+            if len(events) < most:
                 events.append(Event(line, name, value.copy(), frame.f_code.co_filename))
         keep.extend(now.values())
         state[id(frame)] = (frame.f_lineno, _kept(now))
 
     def local(frame, event, arg):
+        if len(events) >= most:
+            return None  # enough: the rest runs untraced
         if event in ("line", "return"):
             settle(frame)
+        if event == "return":  # what the line returns, as "<return>" (an expression's value)
+            for k, part in enumerate(arg if isinstance(arg, tuple) else (arg,)):
+                got = _arrays({f"<return {k}>": part})
+                events.extend(
+                    Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
+                    for n, v in got.items()
+                )
         return local
 
     def global_(frame, event, arg):
-        if frame.f_code.co_filename not in files:
+        if frame.f_code.co_filename not in files or len(events) >= most:
             return None
-        arrays = _arrays(frame.f_locals)
+        arrays = _arrays(frame.f_locals)  # the arguments: at the def line, as values given
         keep.extend(arrays.values())
+        if state:  # a call made inside: its arguments are values the caller computed
+            events.extend(
+                Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
+                for n, v in arrays.items()
+            )
         state[id(frame)] = (frame.f_lineno, _kept(arrays))
         return local
 
@@ -93,7 +103,9 @@ def record(fn: Callable, args: tuple, kwargs: dict, files: set[str]) -> tuple[ob
     return result, events
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
+def _close(a, b) -> bool:
+    import numpy as np
+
     if a.shape != b.shape:
         return False
     a, b = a.astype(np.float64), b.astype(np.float64)
@@ -101,21 +113,42 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
         return bool(np.allclose(a, b, rtol=1e-4, atol=1e-7, equal_nan=True))
 
 
-def after_divergence(right: list[Event], wrong: list[Event]) -> list[np.ndarray]:
+def after_divergence(right: list, wrong: list) -> list:
     """The values the mistake's version holds from the first one where the right computation,
-    run on the same lines, holds another (compared event by event), in the order it made them."""
+    run on the same lines, holds another (compared event by event): that one, then those of
+    its later values the right computation never holds, in the order it made them. Where the
+    right computation changes a value the version leaves as it was (a step the version skips),
+    that old value comes first: it is where the version went its own way."""
+    held: dict = {}  # (file, name) -> the value both hold so far
     for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
-        if (r.file, r.line, r.name) != (w.file, w.line, w.name) or not _close(r.value, w.value):
-            return [e.value for e in wrong[j:]]
-    return [e.value for e in wrong[len(right) :]]
+        if (r.file, r.line, r.name) == (w.file, w.line, w.name) and _close(r.value, w.value):
+            held[r.file, r.name] = w
+            continue
+        kept = held.get((r.file, r.name)) if (w.file, w.name) != (r.file, r.name) else None
+        first = [kept] if kept is not None and not _close(kept.value, r.value) else []
+        return [*first, w, *_own(wrong[j + 1 :], right)]
+    return _own(wrong[len(right) :], right)
 
 
-def locate(learner: list[Event], wrong_values: list[np.ndarray]) -> int | None:
-    """The learner's first line that holds one of ``wrong_values``; None when no line of theirs
-    does. (A value the mistake makes by leaving a step out may equal an earlier right value:
-    the line named is then the one that should have gone on, as in ``s = Q @ K.T`` without the
-    scale; a line that does two steps at once holds a later value of the version's.)"""
-    for e in learner:
-        if any(_close(e.value, v) for v in wrong_values):
-            return e.line
-    return None
+def _own(events: list, right: list) -> list:
+    """The values of ``events`` the right computation never holds under the same name."""
+    return [
+        e
+        for e in events
+        if not any((r.file, r.name) == (e.file, e.name) and _close(e.value, r.value) for r in right)
+    ]
+
+
+def locate(learner: list, wrong: list):
+    """The learner's first line that holds the value of one of the version's events ``wrong``
+    (one whose variable has the same name as the version's, if any line has such a one: two
+    arrays of equal numbers, such as K and a V made from W_K, are told apart by name); None
+    when no line of theirs does. (A value the mistake makes by leaving a step out may equal an
+    earlier right value: the line named is then the one that should have gone on, as in
+    ``s = Q @ K.T`` without the scale; a line that does two steps at once holds a later value
+    of the version's.)"""
+    found = [(e, w) for e in learner for w in wrong if _close(e.value, w.value)]
+    named = [e for e, w in found if e.name.lower() == w.name.lower()]
+    if named:
+        return named[0].line
+    return found[0][0].line if found else None
