@@ -105,3 +105,11 @@ def test_the_pytest_helper_fails_with_the_case_and_skips_refusals():
         conformance_tests(no_masks)("bool_mask")
     with pytest.raises(pytest.fail.Exception, match="bool_mask unsupported"):
         conformance_tests(no_masks, unsupported="fail")("bool_mask")
+
+
+def test_help_says_how_a_target_declares_a_refusal(capsys):
+    with pytest.raises(SystemExit):
+        main(["conform", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "declares that it does not support a feature by raising TypeError or" in out
+    assert "NotImplementedError" in out and "'No available kernel'" in out

@@ -23,16 +23,12 @@ BROKEN = f"{HERE}/broken.py"
 
 
 def _backend(backend):
-    """torch's SDPA held to one backend; 'no kernel for these inputs' counts as unsupported."""
+    """torch's SDPA held to one backend; its own "No available kernel" RuntimeError for inputs
+    it cannot take is a refusal (unsupported), with no wrapper translating it."""
 
     def sdpa(*args, **kwargs):
         with sdpa_kernel([backend]):
-            try:
-                return F.scaled_dot_product_attention(*args, **kwargs)
-            except RuntimeError as e:
-                if "No available kernel" in str(e):
-                    raise NotImplementedError(f"{backend.name}: no kernel") from None
-                raise
+            return F.scaled_dot_product_attention(*args, **kwargs)
 
     return sdpa
 
@@ -210,6 +206,17 @@ def test_refusals_are_unsupported_not_failures():
 
     row = check_attention(crashes, features=["basic"])["basic"]
     assert row.status == "fail" and "RuntimeError: CUDA error" in row.failure.message
+
+
+def test_a_backend_without_a_kernel_is_unsupported_and_the_signature_is_not_blamed():
+    flash = _backend(SDPBackend.FLASH_ATTENTION)  # CPU flash: no kernel for Dv != D
+    row = check_attention(flash, features=["value_dim"])["value_dim"]
+    assert row.status == "unsupported" and "RuntimeError: No available kernel" in row.note
+    efficient = _backend(SDPBackend.EFFICIENT_ATTENTION)  # no CPU kernel at all
+    report = check_attention(efficient, features=["basic", "causal"])
+    assert report.counts() == {"pass": 0, "fail": 0, "unsupported": 2}
+    summary = report.summary()
+    assert "signature" not in summary and "every case was refused, e.g. RuntimeError" in summary
 
 
 def test_wrong_shape_dtype_and_type_fail_with_a_sentence():

@@ -17,6 +17,10 @@ def add_parser(sub) -> None:
         "alignment, GQA, dtypes, gradients...): pass, fail or unsupported, the worst error "
         "against the budget (2x torch's own error at that dtype against a float64 reference, "
         "plus 4 ulps), and for a failure the smallest failing case and where it differs. "
+        "A target declares that it does not support a feature by raising TypeError or "
+        "NotImplementedError (or a RuntimeError saying 'No available kernel', as torch's "
+        "backends do) before returning any output for that feature's inputs: the row is then "
+        "'unsupported' with the exception's message, not a failure. "
         "Exit 0 when every supported feature passes, 1 when any fails, 2 when TARGET cannot "
         "be loaded.",
     )

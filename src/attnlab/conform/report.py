@@ -31,6 +31,7 @@ class FeatureResult:
     cases: int = 0  # how many cases ran
     failure: Failure | None = None
     note: str = ""  # why unsupported, or which cases were refused
+    refusal: str = ""  # the first refusal's exception, e.g. "NotImplementedError: no masks"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -86,10 +87,18 @@ class Report:
         c = self.counts()
         text = f"{c[PASS]} passed, {c[FAIL]} failed, {c[UNSUPPORTED]} unsupported"
         if not c[PASS] and not c[FAIL]:
-            text += " (nothing was checked: is the signature torch's SDPA signature?)"
+            text += self._nothing_checked()
         if not c[PASS] and self.api == "torch" and self._tripped_on_tensors():
             text += f"\nif {self.target} takes NumPy arrays, not torch tensors, add --api numpy"
         return text
+
+    def _nothing_checked(self) -> str:
+        """Why no row was judged: the signature only when every refusal is a TypeError about
+        arguments; a backend that refused every case (no kernel) is named as such."""
+        said = [f.refusal for f in self.features if f.refusal]
+        if not said or all(s.startswith("TypeError") and "argument" in s for s in said):
+            return " (nothing was checked: is the signature torch's SDPA signature?)"
+        return f" (nothing was checked: every case was refused, e.g. {said[0]})"
 
     def _tripped_on_tensors(self) -> bool:
         """Some case was refused or failed with an error about torch's types (a NumPy function

@@ -2,8 +2,9 @@
 
 The function has torch's SDPA signature ``fn(q, k, v, attn_mask=None, dropout_p=0.0,
 is_causal=False, scale=None, enable_gqa=False)`` on ``(B, H, T, D)`` tensors (``api="torch"``)
-or NumPy arrays (``api="numpy"``). A case the function refuses with ``TypeError`` or
-``NotImplementedError`` is unsupported, not failed; any other exception fails the case.
+or NumPy arrays (``api="numpy"``). A case the function refuses (``REFUSALS``: ``TypeError``,
+``NotImplementedError``, or a ``RuntimeError`` saying "No available kernel", as torch's backends
+do) before returning an output is unsupported, not failed; any other exception fails the case.
 """
 
 from __future__ import annotations
@@ -28,8 +29,21 @@ from .report import FAIL, PASS, UNSUPPORTED, Failure, FeatureResult, Report
 APIS = ("torch", "numpy")
 
 
+NO_KERNEL = ("no available kernel", "no viable backend")
+
+
 class Unsupported(Exception):
-    """The function refused this case (TypeError / NotImplementedError), or cannot do it."""
+    """The function refused this case (see ``is_refusal``), or cannot do it."""
+
+
+def is_refusal(e: BaseException) -> bool:
+    """A refusal rather than a bug: ``TypeError`` (an argument it does not take),
+    ``NotImplementedError``, or a torch backend's ``RuntimeError`` "No available kernel" /
+    "No viable backend" (raised before any output for inputs it has no kernel for)."""
+    if isinstance(e, (TypeError, NotImplementedError)):
+        return True
+    said = str(e).lower()
+    return isinstance(e, RuntimeError) and any(w in said for w in NO_KERNEL)
 
 
 @dataclass
@@ -45,7 +59,9 @@ def _call(fn: Callable, args: dict, kwargs: dict):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return fn(args["q"], args["k"], args["v"], **kwargs)
-    except (TypeError, NotImplementedError) as e:
+    except Exception as e:
+        if not is_refusal(e):
+            raise
         raise Unsupported(f"{type(e).__name__}: {e}".splitlines()[0][:200]) from None
 
 
@@ -187,6 +203,7 @@ def run_feature(fn, feature: Feature, api: str, device: str, seed: int) -> Featu
     elif refused:
         res.status = UNSUPPORTED
     if refused:
+        res.refusal = refused[0].note
         res.note = (
             f"{len(refused)} of {len(results)} cases refused, e.g. {refused[0].case.describe()}: "
             f"{refused[0].note}"
