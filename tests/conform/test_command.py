@@ -108,8 +108,7 @@ def test_the_pytest_helper_fails_with_the_case_and_skips_refusals():
 
 
 def test_help_says_how_a_target_declares_a_refusal(capsys):
-    with pytest.raises(SystemExit):
-        main(["conform", "--help"])
+    assert main(["conform", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "declares that it does not support a feature by raising TypeError or" in out
     assert "NotImplementedError" in out and "'No available kernel'" in out
