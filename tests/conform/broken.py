@@ -20,6 +20,8 @@ def attention(
     """softmax(q k^T * scale + mask) v, computed in float32 for half inputs; ``bug`` breaks it."""
     dt, T, S, D = q.dtype, q.shape[-2], k.shape[-2], q.shape[-1]
     work = torch.float32 if dt in HALF else dt
+    if bug == "causal_off_at_one" and T == 1:  # one query: "causal changes nothing" (it does)
+        is_causal = False
     if enable_gqa and k.shape[-3] != q.shape[-3]:
         g = q.shape[-3] // k.shape[-3]
         if bug == "gqa_tile":  # head i uses kv head i % Hk instead of i // g
@@ -32,7 +34,10 @@ def attention(
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
             allowed = ~attn_mask if bug == "inverted_mask" else attn_mask
-            s = s.masked_fill(~allowed, float("-inf"))
+            if bug == "fill_1e9":  # the tutorial habit: -1e9 in the scores' own dtype
+                s = (q @ k.transpose(-2, -1) * scale).masked_fill(~allowed, -1e9).to(work)
+            else:
+                s = s.masked_fill(~allowed, float("-inf"))
         else:
             s = s + attn_mask.to(work)
     if is_causal:
@@ -49,6 +54,8 @@ def attention(
     if bug == "half_accumulation" and dt in HALF:
         return _accumulate_in(dt, e, v)
     total = e.sum(-1, keepdim=True)
+    if bug == "nan_dead_grads":  # zeros forward, but where() sends NaN back from 0 / 0
+        return torch.where(total > 0, (e @ v.to(work)) / total, 0.0).to(dt)
     out = (e @ v.to(work)) / (total if bug == "nan_dead_rows" else torch.where(total > 0, total, 1))
     return out.to(dt)
 
@@ -78,3 +85,6 @@ default_scale = partial(attention, bug="default_scale")
 inverted_mask = partial(attention, bug="inverted_mask")
 half_accumulation = partial(attention, bug="half_accumulation")
 drop_tail = partial(attention, bug="drop_tail")
+causal_off_at_one = partial(attention, bug="causal_off_at_one")
+fill_1e9 = partial(attention, bug="fill_1e9")
+nan_dead_grads = partial(attention, bug="nan_dead_grads")

@@ -6,7 +6,7 @@ a project's own test suite.
 """
 
 from .cases import FEATURE_IDS, FEATURES, Case, Feature
-from .report import FAIL, PASS, UNSUPPORTED, Failure, FeatureResult, Report
+from .report import FAIL, PASS, SEE, UNSUPPORTED, Failure, FeatureResult, Report
 from .run import APIS, check_attention
 from .target import load_target
 
@@ -16,6 +16,7 @@ __all__ = [
     "FEATURES",
     "FEATURE_IDS",
     "PASS",
+    "SEE",
     "UNSUPPORTED",
     "Case",
     "Failure",

@@ -32,6 +32,7 @@ class Case:
     mask: str | None = None  # None, "bool" (True = may attend) or "float" (added to scores)
     mask_shape: tuple[str, ...] = ("B", "H", "T", "S")  # symbolic, "1" broadcasts
     dead_rows: bool = False  # some query rows may attend to nothing: zeros expected
+    mask_fill: str = "-inf"  # float mask's blocked entries: -inf, or "min" (the dtype's finfo.min)
     causal: bool = False
     scale: float | str = STANDARD
     layout: str = "contiguous"  # or "strided": q, k, v are transposed / sliced views
@@ -81,7 +82,8 @@ class Case:
         parts = [f"q {sh['q']}, k {sh['k']}, v {sh['v']}", self.dtype]
         if self.mask:
             dead = ", some rows fully masked" if self.dead_rows else ""
-            parts.append(f"{self.mask} mask {sh['mask']}{dead}")
+            fill = ", blocked entries finfo.min" if self.mask_fill == "min" else ""
+            parts.append(f"{self.mask} mask {sh['mask']}{fill}{dead}")
         if self.causal:
             parts.append("is_causal=True")
         s = self.scale_value()
@@ -114,6 +116,33 @@ class Feature:
 _c = Case  # short, for the table below
 
 _LOW = dict(B=1, H=2, T=16, S=1024, D=64, v_mean=1.0)  # long rows: float16 accumulation shows
+
+
+def _dtype_cases(dtype: str, fill: str, **size) -> tuple[Case, ...]:
+    """A dtype row: no mask, a bool mask, and a float mask (blocked entries ``fill``)."""
+    return (
+        _c(dtype=dtype, **size),
+        _c(dtype=dtype, mask="bool", **size),
+        _c(dtype=dtype, mask="float", mask_fill=fill, **size),
+    )
+
+
+def _low(dtype: str) -> tuple[Case, ...]:
+    """float16 / bfloat16: 1024 keys, masks filled with the dtype's finfo.min (-1e9 overflows
+    half precision, the fill real code uses instead)."""
+    return _dtype_cases(dtype, "min", **_LOW)
+
+
+_GRADS = (  # gradients in every configuration the forward rows try
+    _c(T=4, S=6, grads=True),
+    _c(B=2, T=5, S=5, causal=True, grads=True),
+    _c(T=3, S=5, causal=True, grads=True),
+    _c(B=2, H=3, T=5, S=7, mask="bool", grads=True),
+    _c(T=5, S=6, mask="float", dead_rows=True, grads=True),
+    _c(H=4, Hk=2, T=3, S=5, grads=True),
+    _c(dtype="float16", T=16, S=64, D=32, v_mean=1.0, mask="bool", grads=True),
+    _c(dtype="bfloat16", T=16, S=64, D=32, v_mean=1.0, causal=True, grads=True),
+)
 
 FEATURES: dict[str, Feature] = {
     f.id: f
@@ -170,8 +199,14 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "single_query",
-            "T = 1, one decoding step over a cache of keys",
-            (_c(T=1, S=7), _c(B=2, H=3, T=1, S=33, D=16)),
+            "T = 1 over a cache of keys, alone, with is_causal, a bool or a float mask",
+            (
+                _c(T=1, S=7),
+                _c(B=2, H=3, T=1, S=33, D=16),
+                _c(T=1, S=7, causal=True),
+                _c(T=1, S=6, mask="bool"),
+                _c(B=2, T=1, S=6, mask="float"),
+            ),
         ),
         Feature(
             "awkward_sizes",
@@ -189,15 +224,20 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "float64",
-            "float64: within 1e-10 of the reference",
-            (_c(dtype="float64", T=16, S=16, D=16),),
+            "float64: within 1e-10 of the reference; no mask, bool, float",
+            _dtype_cases("float64", "-inf", T=16, S=16, D=16),
         ),
         Feature(
-            "float32", "float32, 256 keys", (_c(dtype="float32", T=16, S=256, D=64, v_mean=1.0),)
+            "float32",
+            "float32, 256 keys; no mask, bool, float",
+            _dtype_cases("float32", "-inf", T=16, S=256, D=64, v_mean=1.0),
         ),
-        Feature("float16", "float16, 1024 keys", (_c(dtype="float16", **_LOW),)),
+        Feature("float16", "float16, 1024 keys; no mask, bool, float (finfo.min)", _low("float16")),
         Feature(
-            "bfloat16", "bfloat16, 1024 keys", (_c(dtype="bfloat16", **_LOW),), apis=("torch",)
+            "bfloat16",
+            "bfloat16, 1024 keys; no mask, bool, float (finfo.min)",
+            _low("bfloat16"),
+            apis=("torch",),
         ),
         Feature(
             "non_contiguous",
@@ -211,8 +251,8 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "gradients",
-            "dq, dk, dv against the float64 reference",
-            (_c(T=4, S=6, grads=True), _c(B=2, T=5, S=5, causal=True, grads=True)),
+            "dq, dk, dv: masks, causal, fully masked rows, GQA, float16, bfloat16",
+            _GRADS,
             apis=("torch",),
         ),
         Feature(

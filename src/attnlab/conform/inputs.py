@@ -53,10 +53,12 @@ def _bool_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> 
     return m
 
 
-def _float_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> np.ndarray:
-    blocked = ~_bool_mask(rng, shape, dead)
+def _float_mask(rng: np.random.Generator, shape: tuple[int, ...], case: Case) -> np.ndarray:
+    """Random biases ~N(0, 2^2); blocked entries -inf, or the dtype's most negative number."""
+    blocked = ~_bool_mask(rng, shape, case.dead_rows)
     m = rng.standard_normal(shape) * 2.0
-    m[blocked] = -np.inf
+    fill = -np.inf if case.mask_fill == "-inf" else float(torch.finfo(TORCH_DTYPES[case.dtype]).min)
+    m[blocked] = fill
     return m
 
 
@@ -74,7 +76,7 @@ def draw(case: Case, rng: np.random.Generator) -> Inputs:
     if case.mask == "bool":
         raw["mask"] = _bool_mask(rng, sh["mask"], case.dead_rows)
     elif case.mask == "float":
-        raw["mask"] = _float_mask(rng, sh["mask"], case.dead_rows)
+        raw["mask"] = _float_mask(rng, sh["mask"], case)
     if case.grads:
         raw["grad_out"] = rng.standard_normal((*sh["q"][:-1], case.dv))
     tdt = TORCH_DTYPES[case.dtype]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from ..tables import text_table
 
 PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
+SEE = "see"  # fails only in cases that need another row, which fails on its own: see that row
 
 
 @dataclass
@@ -25,16 +26,24 @@ class Failure:
 class FeatureResult:
     id: str
     title: str
-    status: str  # pass, fail or unsupported
+    status: str  # pass, fail, unsupported or see
     error: float = 0.0  # worst max |error| over the feature's cases (relative to budget)
     budget: float = 0.0  # the tolerance for that case
     cases: int = 0  # how many cases ran
     failure: Failure | None = None
     note: str = ""  # why unsupported, or which cases were refused
     refusal: str = ""  # the first refusal's exception, e.g. "NotImplementedError: no masks"
+    see: list[str] = field(default_factory=list)  # status see: the rows its failures need
+    failing_case: object = field(default=None, repr=False, compare=False)  # calls.CaseResult
+
+    @property
+    def shown_status(self) -> str:
+        """The status as the table shows it: 'see causal' for a row failing through causal."""
+        return f"see {', '.join(self.see)}" if self.status == SEE else self.status
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "failing_case"}
+        d["failure"] = asdict(self.failure) if self.failure else None
         for key in ("error", "budget"):  # JSON has no infinity
             d[key] = d[key] if math.isfinite(d[key]) else None
         return d
@@ -53,7 +62,8 @@ class Report:
     def passed(self) -> bool:
         """Every supported feature passed (unsupported ones are listed, not counted), and at
         least one did: a function that refuses every case has shown nothing."""
-        return not self.failed and any(f.status == PASS for f in self.features)
+        ok = not self.failed and not any(f.status == SEE for f in self.features)
+        return ok and any(f.status == PASS for f in self.features)
 
     @property
     def failed(self) -> list[FeatureResult]:
@@ -86,6 +96,9 @@ class Report:
     def summary(self) -> str:
         c = self.counts()
         text = f"{c[PASS]} passed, {c[FAIL]} failed, {c[UNSUPPORTED]} unsupported"
+        seen = sum(f.status == SEE for f in self.features)
+        if seen:
+            text += f", {seen} failing only through another row (see it)"
         if not c[PASS] and not c[FAIL]:
             text += self._nothing_checked()
         if not c[PASS] and self.api == "torch" and self._tripped_on_tensors():
@@ -111,7 +124,7 @@ class Report:
             f"attnlab conform {self.target} (api {self.api}, device {self.device}, "
             f"seed {self.seed}, torch {self.torch})"
         )
-        rows = [[f.id, f.status, *_numbers(f), f.title] for f in self.features]
+        rows = [[f.id, f.shown_status, *_numbers(f), f.title] for f in self.features]
         table = text_table(["feature", "status", "worst error", "budget", "cases", "what"], rows)
         lines = [head, "", table, ""]
         for f in self.features:
@@ -120,7 +133,7 @@ class Report:
                 lines.append(f"  smallest failing case: {f.failure.case}")
                 if f.failure.where:
                     lines.append(f"  differs at: {f.failure.where}")
-            elif f.status == UNSUPPORTED or f.note:
+            elif f.status in (UNSUPPORTED, SEE) or f.note:
                 lines.append(f"{f.status.upper()} {f.id}: {f.note}")
         lines.append(self.summary())
         return "\n".join(lines)
@@ -131,7 +144,7 @@ class Report:
             f"<p><b>attnlab conform</b> {e(self.target)} (api {e(self.api)}, device "
             f"{e(self.device)}, seed {self.seed}, torch {e(self.torch)}): {e(self.summary())}</p>"
         )
-        colour = {PASS: "#1a7f37", FAIL: "#cf222e", UNSUPPORTED: "#6e7781"}
+        colour = {PASS: "#1a7f37", FAIL: "#cf222e", UNSUPPORTED: "#6e7781", SEE: "#9a6700"}
         rows = []
         for f in self.features:
             detail = f.note
@@ -141,7 +154,7 @@ class Report:
             numbers = "".join(f"<td>{e(x)}</td>" for x in _numbers(f)[:2])
             rows.append(
                 f"<tr><td>{e(f.id)}</td>"
-                f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.status)}</td>'
+                f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.shown_status)}</td>'
                 f"{numbers}<td>{e(f.title)}</td><td>{e(detail)}</td></tr>"
             )
         return (
