@@ -130,40 +130,57 @@ def test_correct_numpy_implementations_pass(name):
     assert {f.id for f in report.features if f.status == "unsupported"} == NUMPY_UNSUPPORTED
 
 
-BUGS = {  # broken.py function -> the features it must fail, and the rows that see them
-    "bottom_right": ({"causal_cross_length"}, {"single_query", "gradients"}),
-    "no_max_shift": ({"large_scores"}, set()),
-    "nan_dead_rows": ({"fully_masked_rows"}, {"gradients"}),
-    "gqa_tile": ({"gqa"}, {"gradients"}),
-    "default_scale": ({"default_scale"}, set()),
-    "inverted_mask": (
-        {"bool_mask"},
-        {"fully_masked_rows", "single_query", "float64", "float32", "float16", "bfloat16"}
-        | {"gradients"},
+MASK_ROWS = {"fully_masked_rows", "single_query", "float64", "float32", "float16", "bfloat16"}
+BR = "bottom_right_causal"
+# broken.py function -> ({row it fails: the conventions its output is named as}, rows that 'see')
+BUGS = {
+    "bottom_right": ({"causal_cross_length": [BR]}, {"single_query", "gradients"}),
+    "no_max_shift": ({"large_scores": []}, set()),
+    "nan_dead_rows": ({"fully_masked_rows": []}, {"gradients"}),
+    "gqa_tile": ({"gqa": ["gqa_tiled"]}, {"gradients"}),
+    "default_scale": ({"default_scale": ["default_scale_1_over_d"]}, set()),
+    "inverted_mask": ({"bool_mask": ["mask_inverted"]}, MASK_ROWS | {"gradients"}),
+    "half_accumulation": ({"float16": [], "bfloat16": []}, {"gradients"}),
+    "noisy": ({"deterministic": []}, set()),
+    "drop_tail": ({"awkward_sizes": [], "single_query": []}, set()),  # S > 32, S % 32 != 0
+    # T = 1 with is_causal dropped (HF's SDPA path): at T = 1 the same as bottom-right
+    "causal_off_at_one": ({"single_query": [BR, "causal_ignored"]}, set()),
+    "fill_1e9": (  # mean(V) on fully masked rows; -1e9 overflows float16
+        {"fully_masked_rows": ["masked_rows_mean_v"], "float16": []},
+        {"gradients"},
     ),
-    "half_accumulation": ({"float16", "bfloat16"}, {"gradients"}),
-    "noisy": ({"deterministic"}, set()),
-    "drop_tail": ({"awkward_sizes", "single_query"}, set()),  # the rows with S > 32, S % 32 != 0
-    "causal_off_at_one": ({"single_query"}, set()),  # T = 1 with is_causal: HF's SDPA path
-    "fill_1e9": ({"fully_masked_rows", "float16"}, {"gradients"}),  # mean(V); float16 overflows
-    "nan_dead_grads": ({"gradients"}, set()),  # finite forward, NaN gradients on masked rows
+    "nan_dead_grads": ({"gradients": []}, set()),  # finite forward, NaN gradients
+    "causal_ignored": (
+        {"causal": ["causal_ignored"]},
+        {"causal_cross_length", "single_query", "awkward_sizes", "gradients"},
+    ),
+    "float_mask_as_bool": (
+        {"float_mask": ["float_mask_as_bool"]},
+        MASK_ROWS | {"mask_broadcast", "gradients"},
+    ),
+    "bool_mask_added": ({"bool_mask": ["bool_mask_added"]}, MASK_ROWS | {"gradients"}),
+    "scale_ignored": ({"scale": ["scale_ignored"]}, set()),
+    "float32_internals": ({"float64": ["float32_internals"]}, set()),
+    "dropout": ({"basic": ["dropout_active"]}, set(FEATURE_IDS) - {"basic"}),
 }
 
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_each_bug_fails_its_feature_only(bug):
-    """A bug fails the rows of the features it breaks; rows whose failing cases all need one of
-    those say 'see' that row instead of failing too; every other row passes."""
+    """A bug fails the rows of the features it breaks, naming the convention its output follows
+    where there is one; rows whose failing cases all need one of those rows say 'see' it instead
+    of failing too; every other row passes."""
     report = check_attention(load_target(f"{BROKEN}:{bug}"))
     failed, seen = BUGS[bug]
-    assert {f.id for f in report.failed} == failed, str(report)
+    assert {f.id: f.failure.matches for f in report.failed} == failed, str(report)
     assert {f.id for f in report.features if f.status == "see"} == seen, str(report)
     assert not [f for f in report.features if f.status == "unsupported"]
     for f in report.failed:
         assert f.failure.case and f.failure.message
+        assert bool(f.failure.matches) == ("looks like: " in str(report).split(f"FAIL {f.id}")[1])
     for f in report.features:
         if f.status == "see":
-            assert f.see and set(f.see) <= failed and f.failure is None
+            assert f.see and set(f.see) <= set(failed) and f.failure is None
             assert f"see {', '.join(f.see)}" in str(report)
 
 

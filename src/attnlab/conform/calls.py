@@ -48,6 +48,9 @@ class CaseResult:
     note: str = ""
     inp: Inputs | None = None
     oracle: dict[str, np.ndarray] = field(default_factory=dict)
+    naive: dict[str, np.ndarray] = field(
+        default_factory=dict
+    )  # torch's own, the budget's yardstick
     got: dict[str, np.ndarray] = field(default_factory=dict)
 
 
@@ -81,6 +84,15 @@ def _as_array(x: object, api: str, want_dtype: str, want_shape: tuple) -> np.nda
     if got_dtype != want_dtype:
         return f"returned dtype {got_dtype} for {want_dtype} inputs"
     return a
+
+
+def call_again(fn, inp: Inputs, api: str, device: str) -> np.ndarray | None:
+    """The target's output for ``inp`` once more (None if it raised or is no array)."""
+    args = _args(inp, api, device)
+    try:
+        return _plain(_call(fn, args, inp.kwargs(args.get("mask"))))
+    except Exception:  # an explanation is a bonus: a second call that fails explains nothing
+        return None
 
 
 def _args(inp: Inputs, api: str, device: str) -> dict:
@@ -154,7 +166,7 @@ def run_case(fn, case: Case, api: str, device: str, rng: np.random.Generator) ->
         msg = f"raised {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
         return CaseResult(case, Parity(False, float("inf"), 0.0, msg), inp=inp, oracle=oracle)
     result = _judge_all(got, note, oracle, naive, case, api)
-    result.inp, result.oracle = inp, oracle
+    result.inp, result.oracle, result.naive = inp, oracle, naive
     result.got = {n: a for n, x in got.items() if isinstance(a := _plain(x), np.ndarray)}
     return result
 

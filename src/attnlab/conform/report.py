@@ -20,6 +20,8 @@ class Failure:
     case: str  # shapes, mask, dtype, arguments
     message: str  # what went wrong (error vs budget, an exception, NaN, a shape)
     where: str = ""  # which rows / heads / batches differ
+    matches: list[str] = field(default_factory=list)  # ids of the conventions the output follows
+    what: str = ""  # those conventions in words ("is_causal aligned bottom-right ...")
 
 
 @dataclass
@@ -133,6 +135,8 @@ class Report:
                 lines.append(f"  smallest failing case: {f.failure.case}")
                 if f.failure.where:
                     lines.append(f"  differs at: {f.failure.where}")
+                if f.failure.what:
+                    lines.append(f"  looks like: {f.failure.what}")
             elif f.status in (UNSUPPORTED, SEE) or f.note:
                 lines.append(f"{f.status.upper()} {f.id}: {f.note}")
         lines.append(self.summary())
@@ -151,6 +155,7 @@ class Report:
             if f.failure is not None:
                 detail = f"{f.failure.message}; smallest failing case: {f.failure.case}"
                 detail += f"; differs at: {f.failure.where}" if f.failure.where else ""
+                detail += f"; looks like: {f.failure.what}" if f.failure.what else ""
             numbers = "".join(f"<td>{e(x)}</td>" for x in _numbers(f)[:2])
             rows.append(
                 f"<tr><td>{e(f.id)}</td>"

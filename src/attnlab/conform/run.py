@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import UserError, closest
 from .calls import CaseResult, run_case
 from .cases import FEATURES, Feature
+from .conventions import explain
 from .owners import summarize
 from .report import UNSUPPORTED, FeatureResult, Report
 
@@ -53,6 +54,9 @@ def _rows(fn, ids: list[str], api: str, device: str, seed: int) -> list[FeatureR
         if first is not None:
             failing.add(fid)
             rows[fid].failing_case = first
+            found = explain(fn, first, api, device)
+            rows[fid].failure.matches = [i for i, _ in found]
+            rows[fid].failure.what = "; or ".join(w for _, w in found)
     return [rows[fid] for fid in ids]
 
 
