@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 NAME = "conform"
 
 
@@ -53,12 +55,19 @@ def add_parser(sub) -> None:
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"
     )
+    p.add_argument(
+        "--save-failing",
+        metavar="DIR",
+        help="write each failing row's smallest case to DIR/<row>/: case.npz (inputs, expected, "
+        "got, budget; np.load with allow_pickle=False) and repro.py, which reruns it on TARGET",
+    )
     p.set_defaults(run=run)
 
 
 def run(a) -> int:
     from ..conform import check_attention, load_target
     from ..conform.run import check_device, feature_ids
+    from ..conform.save import check_folder, save_failing
     from ..files import atomic_write_text
 
     features = (
@@ -66,6 +75,7 @@ def run(a) -> int:
     )
     feature_ids(features)  # before loading: a misspelt feature is one line, not a run
     check_device(a.device, a.api)  # and so is a missing GPU
+    folder = check_folder(a.save_failing) if a.save_failing else None  # and a bad folder
     fn = load_target(a.target)
     report = check_attention(
         fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
@@ -76,4 +86,7 @@ def run(a) -> int:
         print(f"{report.summary()}; report written to {a.output}")
     else:
         print(text)
+    if folder is not None:
+        for d in save_failing(report, folder, a.target):
+            print(f"saved {d.name}'s failing case: python {d / 'repro.py'}", file=sys.stderr)
     return 0 if report.passed else 1
