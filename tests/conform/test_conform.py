@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from attnlab import ref
-from attnlab.conform import FEATURE_IDS, check_attention, load_target
+from attnlab.conform import FEATURE_IDS, OPT_IN_IDS, check_attention, load_target
 from attnlab.nn import functional as AF
 
 HERE = Path(__file__).parent
@@ -305,3 +305,43 @@ def test_report_text_json_and_html():
     assert json.loads(row.to_json())["features"][0]["error"] is None  # inf: JSON has none
     page = check_attention(evil, features=["basic"])._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+VARIANTS = f"{HERE}/variants.py"
+VARIANT_BUGS = {  # variants.py function -> the opt-in row it fails and the convention named
+    "top_left": ("bottom_right_causal", ["top_left_causal"]),
+    "window_wide": ("sliding_window", ["window_one_wider"]),
+    "softcap_before_scale": ("softcap", ["softcap_before_scale"]),
+    "alibi_sign": ("alibi", ["alibi_sign_flipped"]),
+    "cache_ignored": ("kv_cache", ["cache_seqlens_ignored"]),
+    "lengths_inclusive": ("key_lengths", ["key_lengths_inclusive"]),
+}
+
+
+def test_opt_in_rows_run_when_declared_and_pass_a_correct_target():
+    """A target declares an opt-in row by naming its keyword; the plain torch version of every
+    option passes them all (and the default rows), torch's SDPA (no such keyword) runs none."""
+    report = check_attention(load_target(f"{VARIANTS}:attention"))
+    assert [f.id for f in report.features] == [*FEATURE_IDS, *OPT_IN_IDS]
+    assert report.passed, str(report)
+    assert [f.id for f in check_attention(F.scaled_dot_product_attention).features] == list(
+        FEATURE_IDS
+    )
+
+
+def test_bottom_right_row_agrees_with_torchs_causal_lower_right():
+    fn = load_target(f"{VARIANTS}:torch_lower_right")  # torch's own CausalBias: the anchor
+    report = check_attention(fn, features=["bottom_right_causal", "causal_cross_length"])
+    assert report.passed and report["bottom_right_causal"].cases == 3, str(report)
+
+
+@pytest.mark.parametrize("bug", VARIANT_BUGS)
+def test_each_opt_in_bug_fails_its_row_with_its_convention(bug):
+    report = check_attention(load_target(f"{VARIANTS}:{bug}"), features=OPT_IN_IDS)
+    row, named = VARIANT_BUGS[bug]
+    assert {f.id: f.failure.matches for f in report.failed} == {row: named}, str(report)
+
+
+def test_an_undeclared_opt_in_row_asked_for_is_unsupported():
+    row = check_attention(F.scaled_dot_product_attention, features=["softcap"])["softcap"]
+    assert row.status == "unsupported" and "unexpected keyword argument 'softcap'" in row.note

@@ -90,7 +90,7 @@ def call_again(fn, inp: Inputs, api: str, device: str) -> np.ndarray | None:
     """The target's output for ``inp`` once more (None if it raised or is no array)."""
     args = _args(inp, api, device)
     try:
-        return _plain(_call(fn, args, inp.kwargs(args.get("mask"))))
+        return _plain(_call(fn, args, inp.kwargs(args)))
     except Exception:  # an explanation is a bonus: a second call that fails explains nothing
         return None
 
@@ -106,7 +106,7 @@ def _outputs(fn, inp: Inputs, api: str, device: str) -> tuple[dict[str, object],
     if c.grads:
         for n in ("q", "k", "v"):
             args[n] = args[n].detach().requires_grad_()
-    out = _call(fn, args, inp.kwargs(args.get("mask")))
+    out = _call(fn, args, inp.kwargs(args))
     got: dict[str, object] = {"out": out}
     note = ""
     if c.grads:
@@ -120,7 +120,7 @@ def _outputs(fn, inp: Inputs, api: str, device: str) -> tuple[dict[str, object],
             return got, f"backward raised RuntimeError: {str(e).splitlines()[0][:200]}"
         got.update(zip(GRAD_NAMES, (args[n].grad for n in "qkv"), strict=True))
     if c.repeat:
-        again = _call(fn, args, inp.kwargs(args.get("mask")))
+        again = _call(fn, args, inp.kwargs(args))
         note = _same(out, again, args, inp, api)
     return got, note
 

@@ -41,6 +41,23 @@ class Case:
     v_mean: float = 0.0  # mean of v entries (the low-precision cases: 1.0)
     grads: bool = False  # also compare dq, dk, dv
     repeat: bool = False  # call twice on the same inputs: outputs must match bit for bit
+    # the opt-in rows (``ref.variant_attention``): each passes one keyword torch's SDPA lacks
+    align: str = "top_left"  # "bottom_right": causal_alignment="bottom_right" (with is_causal)
+    window: tuple[int, int] | None = None  # window_size=(left, right), bottom-right aligned
+    softcap: float | None = None  # softcap=cap: scores -> cap * tanh(scores / cap)
+    alibi: bool = False  # alibi_slopes=(H,) float32, ref.alibi_slopes(H)
+    lengths: str | None = None  # "key": key_lengths=(B,) ints; "cache": cache_seqlens=(B,) ints
+
+    @property
+    def variant(self) -> bool:
+        """An opt-in case: judged against ``ref.variant_attention``."""
+        return (
+            self.align != "top_left"
+            or self.window is not None
+            or self.softcap is not None
+            or self.alibi
+            or self.lengths is not None
+        )
 
     @property
     def dv(self) -> int:
@@ -102,7 +119,23 @@ class Case:
             parts.append("with gradients")
         if self.repeat:
             parts.append("called twice")
-        return ", ".join(parts)
+        return ", ".join(parts + self._variant_parts())
+
+    def _variant_parts(self) -> list[str]:
+        parts = []
+        if self.align != "top_left":
+            parts.append(f"causal_alignment={self.align!r}")
+        if self.window is not None:
+            parts.append(f"window_size={self.window}")
+        if self.softcap is not None:
+            parts.append(f"softcap={self.softcap:g}")
+        if self.alibi:
+            parts.append("alibi_slopes (H,)")
+        if self.lengths == "key":
+            parts.append("key_lengths (B,)")
+        if self.lengths == "cache":
+            parts.append("cache_seqlens (B,), keys past them garbage")
+        return parts
 
 
 @dataclass(frozen=True)
@@ -111,6 +144,7 @@ class Feature:
     title: str
     cases: tuple[Case, ...]
     apis: tuple[str, ...] = ("torch", "numpy")  # where the feature applies
+    opt_in: str | None = None  # the keyword a target declares (names in its signature) to run it
 
 
 _c = Case  # short, for the table below
@@ -263,4 +297,59 @@ FEATURES: dict[str, Feature] = {
     )
 }
 
-FEATURE_IDS: tuple[str, ...] = tuple(FEATURES)
+OPT_IN: dict[str, Feature] = {
+    f.id: f
+    for f in (
+        Feature(
+            "bottom_right_causal",
+            "causal_alignment='bottom_right': torch's causal_lower_right, T != S",
+            (
+                _c(T=3, S=5, causal=True, align="bottom_right"),
+                _c(B=2, T=5, S=3, causal=True, align="bottom_right"),
+                _c(T=1, S=6, causal=True, align="bottom_right"),
+            ),
+            opt_in="causal_alignment",
+        ),
+        Feature(
+            "sliding_window",
+            "window_size=(left, right), bottom-right aligned; -1 = unbounded",
+            (
+                _c(T=6, S=6, window=(2, 0)),
+                _c(T=4, S=9, window=(3, 1)),
+                _c(B=2, T=7, S=5, window=(-1, 1)),
+            ),
+            opt_in="window_size",
+        ),
+        Feature(
+            "softcap",
+            "softcap=cap: scores -> cap * tanh(scores / cap), after scaling",
+            (_c(D=16, qk_std=3.0, softcap=5.0), _c(T=5, S=7, qk_std=3.0, causal=True, softcap=2.0)),
+            opt_in="softcap",
+        ),
+        Feature(
+            "alibi",
+            "alibi_slopes (H,): -slope * |key - query position|, bottom-right aligned",
+            (_c(H=4, T=6, S=6, alibi=True), _c(H=6, T=3, S=8, alibi=True, mask="bool")),
+            opt_in="alibi_slopes",
+        ),
+        Feature(
+            "kv_cache",
+            "cache_seqlens (B,): decode T queries at the end of each cache; the rest is garbage",
+            (
+                _c(B=2, T=1, S=9, causal=True, lengths="cache"),
+                _c(B=3, T=3, S=12, causal=True, lengths="cache"),
+                _c(B=2, H=4, Hk=2, T=2, S=10, causal=True, lengths="cache"),
+            ),
+            opt_in="cache_seqlens",
+        ),
+        Feature(
+            "key_lengths",
+            "key_lengths (B,): keys past each batch's length are padding (0: zeros)",
+            (_c(B=3, T=4, S=6, lengths="key"), _c(B=2, T=5, S=7, causal=True, lengths="key")),
+            opt_in="key_lengths",
+        ),
+    )
+}
+FEATURE_IDS: tuple[str, ...] = tuple(FEATURES)  # the default rows
+OPT_IN_IDS: tuple[str, ...] = tuple(OPT_IN)
+FEATURES.update(OPT_IN)  # every row, the opt-in ones last

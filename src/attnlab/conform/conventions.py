@@ -21,6 +21,7 @@ from .calls import CaseResult, call_again
 from .cases import OMIT, Case
 from .inputs import Inputs
 from .judge import budget, judge
+from .reference import variant_reference
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,80 @@ CONVENTIONS = (
         lambda c: {"scale": 1 / c.D},
     ),
 )
+
+
+def _wider(c: Case) -> dict:
+    left, right = c.window
+    return {"window_size": (left + 1, right)}
+
+
+def _slopes(inp: Inputs, sign: float) -> dict:
+    return {"alibi_slopes": sign * inp.seen["alibi_slopes"]}
+
+
+# the opt-in rows' conventions: (id, says, applies, the changed arguments of ref.variant_attention)
+VARIANT_CONVENTIONS: tuple[tuple[str, str, Callable, Callable[[Inputs], dict]], ...] = (
+    (
+        "top_left_causal",
+        "causal_alignment ignored: is_causal aligned top-left (query t sees keys 0..t)",
+        lambda c: c.align == "bottom_right",
+        lambda inp: {"causal_alignment": "top_left"},
+    ),
+    (
+        "window_ignored",
+        "window_size ignored",
+        lambda c: c.window is not None,
+        lambda inp: {"window_size": None},
+    ),
+    (
+        "window_one_wider",
+        "the window reaches one key further back (left + 1 keys)",
+        lambda c: c.window is not None and c.window[0] >= 0,
+        lambda inp: _wider(inp.case),
+    ),
+    (
+        "softcap_ignored",
+        "softcap ignored",
+        lambda c: c.softcap is not None,
+        lambda inp: {"softcap": None},
+    ),
+    (
+        "softcap_before_scale",
+        "the cap applied before scaling: cap * tanh(q k^T / cap) * scale",
+        lambda c: c.softcap is not None,
+        lambda inp: {"softcap": inp.case.softcap * inp.case.effective_scale()},
+    ),
+    (
+        "alibi_ignored",
+        "alibi_slopes ignored",
+        lambda c: c.alibi,
+        lambda inp: {"alibi_slopes": None},
+    ),
+    (
+        "alibi_sign_flipped",
+        "ALiBi added with the wrong sign (+slope * distance)",
+        lambda c: c.alibi,
+        lambda inp: _slopes(inp, -1.0),
+    ),
+    (
+        "cache_seqlens_ignored",
+        "cache_seqlens ignored: the whole cache attended, garbage included",
+        lambda c: c.lengths == "cache",
+        lambda inp: {"cache_seqlens": None, "causal_alignment": "bottom_right"},
+    ),
+    (
+        "key_lengths_ignored",
+        "key_lengths ignored",
+        lambda c: c.lengths == "key",
+        lambda inp: {"key_lengths": None},
+    ),
+    (
+        "key_lengths_inclusive",
+        "one key too many: keys 0..length (inclusive) attended",
+        lambda c: c.lengths == "key",
+        lambda inp: {"key_lengths": np.minimum(inp.seen["key_lengths"] + 1, inp.case.S)},
+    ),
+)
 FLOAT32 = "float32_internals", "float32 internals: float64 inputs computed in float32"
 DROPOUT = "dropout_active", "dropout active (or other randomness): two calls on the same inputs"
 
@@ -173,14 +248,11 @@ def explain(fn, r: CaseResult, api: str, device: str) -> list[tuple[str, str]]:
     oracle = r.oracle["out"]
     tol = budget(oracle, r.naive.get("out"), c.dtype)  # the case's budget for its output
     found = []
-    for conv in CONVENTIONS:
-        if not conv.applies(c):
-            continue
-        alt = attend(r.inp, **conv.options(c))
+    for cid, says, alt in _alternatives(r.inp):
         if _close(alt, oracle, tol):
             continue  # the same answer here: says nothing
         if _close(got, alt, tol):
-            found.append((conv.id, conv.says))
+            found.append((cid, says))
     if c.dtype == "float64" and _float32_like(r.inp, got, oracle):
         found.append(FLOAT32)
     if not c.repeat:
@@ -193,6 +265,19 @@ def explain(fn, r: CaseResult, api: str, device: str) -> list[tuple[str, str]]:
             gap = float(np.nanmax(np.abs(again.astype(np.float64) - got)))
             found.append((DROPOUT[0], f"{DROPOUT[1]} differ by up to {gap:.3g}"))
     return found
+
+
+def _alternatives(inp: Inputs):
+    """(id, says, float64 answer) of each convention that applies to the case."""
+    c = inp.case
+    if c.variant:
+        for cid, says, applies, change in VARIANT_CONVENTIONS:
+            if applies(c):
+                yield cid, says, variant_reference(inp, inp.seen, **change(inp))
+        return
+    for conv in CONVENTIONS:
+        if conv.applies(c):
+            yield conv.id, conv.says, attend(inp, **conv.options(c))
 
 
 def _float32_like(inp: Inputs, got: np.ndarray, oracle: np.ndarray) -> bool:

@@ -20,6 +20,7 @@ FULL_MASK = ("B", "H", "T", "S")
 def needs(c: Case) -> set[str]:
     """The rows (feature ids) whose feature this case exercises."""
     n = {"basic"}
+    top_left = c.align == "top_left" and c.lengths != "cache"  # is_causal as torch means it
     flags = {
         "cross_length": c.T != c.S,
         "value_dim": c.dv != c.D,
@@ -29,8 +30,8 @@ def needs(c: Case) -> set[str]:
         "float_mask": c.mask == "float",
         "mask_broadcast": bool(c.mask) and c.mask_shape != FULL_MASK,
         "fully_masked_rows": c.dead_rows,
-        "causal": c.causal,
-        "causal_cross_length": c.causal and c.T != c.S,
+        "causal": c.causal and top_left,
+        "causal_cross_length": c.causal and c.T != c.S and top_left,
         "gqa": c.gqa,
         "single_query": c.T == 1,
         "large_scores": c.qk_std != 1.0 or c.negative_rows,
@@ -39,6 +40,12 @@ def needs(c: Case) -> set[str]:
         "batch_broadcast": c.kv_batch is not None,
         "gradients": c.grads,
         "deterministic": c.repeat,
+        "bottom_right_causal": c.align == "bottom_right",
+        "sliding_window": c.window is not None,
+        "softcap": c.softcap is not None,
+        "alibi": c.alibi,
+        "kv_cache": c.lengths == "cache",
+        "key_lengths": c.lengths == "key",
     }
     return n | {k for k, on in flags.items() if on}
 

@@ -8,6 +8,7 @@ or NumPy arrays (``api="numpy"``). ``calls`` runs one case; a refused case is un
 
 from __future__ import annotations
 
+import inspect
 import zlib
 from collections.abc import Callable, Iterable
 
@@ -17,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import UserError, closest
 from .calls import CaseResult, run_case
-from .cases import FEATURES, Feature
+from .cases import FEATURE_IDS, FEATURES, OPT_IN, Feature
 from .conventions import explain
 from .owners import summarize
 from .report import UNSUPPORTED, FeatureResult, Report
@@ -73,6 +74,8 @@ def check_attention(
     if api not in APIS:
         raise UserError(f"api must be one of {', '.join(APIS)}, got {api!r}")
     ids = feature_ids(features)
+    if features is None:
+        ids += declared(fn)
     check_device(device, api)
     name = target or getattr(fn, "__qualname__", None) or repr(fn)
     mod = getattr(fn, "__module__", None)
@@ -84,9 +87,20 @@ def check_attention(
     return report
 
 
+def declared(fn: Callable) -> list[str]:
+    """The opt-in rows ``fn`` declares: those whose keyword its signature names (a bare
+    ``**kwargs`` declares none: it may swallow a keyword and ignore it)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature declares nothing
+        return []
+    return [f.id for f in OPT_IN.values() if f.opt_in in params]
+
+
 def feature_ids(features: Iterable[str] | None) -> list[str]:
-    """The feature ids asked for (all for None); ``UserError`` naming the first unknown one."""
-    ids = list(FEATURES) if features is None else list(features)
+    """The feature ids asked for (the default rows for None; opt-in rows run when asked for or
+    declared); ``UserError`` naming the first unknown one."""
+    ids = list(FEATURE_IDS) if features is None else list(features)
     unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
     if unknown:
         close = closest(unknown[0], FEATURES)

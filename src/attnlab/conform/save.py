@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from .calls import CaseResult
+from .inputs import EXTRA
 from .judge import budget
 from .report import Report
 
@@ -91,18 +92,26 @@ fn = load_target({target!r})
 _TORCH = """DTYPE = torch.{dtype}
 
 
-def arg(name):  # as the kit passed it: the case's dtype on {device!r} (a bool mask stays bool)
-    t = torch.from_numpy(data[name])
-    return t.to({device!r}) if t.dtype == torch.bool else t.to({device!r}, DTYPE)
+def arg(name):  # as the kit passed it: the case's dtype on {device!r} (a bool mask stays bool,
+    t = torch.from_numpy(data[name])  # lengths int32, ALiBi slopes float32)
+    if t.dtype == torch.bool:
+        return t.to({device!r})
+    if not t.is_floating_point():
+        return t.to({device!r}, torch.int32)
+    return t.to({device!r}, torch.float32 if name == "alibi_slopes" else DTYPE)
 
 
 def plain(x):
     return x.detach().cpu().double().numpy()
 """
 
-_NUMPY = """def arg(name):  # as the kit passed it: the case's dtype (a bool mask stays bool)
-    a = data[name]
-    return a if a.dtype == bool else a.astype(np.{dtype})
+_NUMPY = """def arg(name):  # as the kit passed it: the case's dtype (a bool mask stays bool,
+    a = data[name]  # lengths int32, ALiBi slopes float32)
+    if a.dtype == bool:
+        return a
+    if a.dtype.kind in "iu":
+        return a.astype(np.int32)
+    return a.astype(np.float32 if name == "alibi_slopes" else np.{dtype})
 
 
 def plain(x):
@@ -148,7 +157,9 @@ def _call_lines(r: CaseResult, api: str) -> str:
     lines = ["q, k, v = arg('q'), arg('k'), arg('v')"]
     if c.layout == "strided":
         lines.append(_STRIDED[api].rstrip())
-    mask = ', attn_mask=arg("mask")' if "mask" in r.inp.seen else ""
+    arrays = [("attn_mask", "mask")] if "mask" in r.inp.seen else []
+    arrays += [(n, n) for n in EXTRA if n in r.inp.seen]
+    mask = "".join(f", {kw}=arg({name!r})" for kw, name in arrays)
     if c.grads:
         lines.append("q, k, v = (x.requires_grad_() for x in (q, k, v))")
     lines.append(f"out = fn(q, k, v{mask}, **{kwargs!r})")
