@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.cli import main
-from attnlab.conform import load_target
+from attnlab.conform import OPT_IN_IDS, load_target
 from attnlab.conform.pytest import conformance_tests
 
 HERE = Path(__file__).parent
@@ -186,3 +186,11 @@ def test_save_failing_a_bad_folder_is_one_line_before_any_work(tmp_path, make, c
     assert main(["conform", "nowhere/missing.py:f", "--save-failing", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--save-failing {str(path)!r}" in err  # not the target
+
+
+def test_the_pytest_helper_runs_declared_opt_in_rows_and_names_the_convention():
+    test = conformance_tests(load_target(f"{HERE}/variants.py:window_wide"))
+    assert test.pytestmark[0].args[1][-6:] == list(OPT_IN_IDS)
+    with pytest.raises(pytest.fail.Exception, match=r"looks like: the window reaches one key"):
+        test("sliding_window")
+    test("softcap")  # the kit ran once; this row passed

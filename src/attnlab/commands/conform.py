@@ -22,9 +22,15 @@ def add_parser(sub) -> None:
         "A target declares that it does not support a feature by raising TypeError or "
         "NotImplementedError (or a RuntimeError saying 'No available kernel', as torch's "
         "backends do) before returning any output for that feature's inputs: the row is then "
-        "'unsupported' with the exception's message, not a failure. "
+        "'unsupported' with the exception's message, not a failure. A row whose failing cases "
+        "all need a row that fails on its own says 'see ROW'; a failure names the convention "
+        "the output follows instead of torch's when one matches (bottom-right causal, GQA heads "
+        "tiled, mean(V) on fully masked rows, ...). Opt-in rows (bottom_right_causal, "
+        "sliding_window, softcap, alibi, kv_cache, key_lengths) run when TARGET's signature "
+        "names their keyword (causal_alignment, window_size, softcap, alibi_slopes, "
+        "cache_seqlens, key_lengths). "
         "Exit 0 when every supported feature passes, 1 when any fails, 2 when TARGET cannot "
-        "be loaded.",
+        "be loaded or --save-failing's folder cannot be written.",
     )
     p.add_argument(
         "target", metavar="TARGET", help="path/to/file.py:function or package.module:function"
@@ -50,7 +56,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--features",
         metavar="IDS",
-        help="comma-separated feature ids to run (default all), e.g. causal,gqa,float16",
+        help="comma-separated feature ids to run (default: every default row and the opt-in "
+        "rows TARGET declares), e.g. causal,gqa,float16",
     )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"

@@ -19,7 +19,7 @@ import pytest
 
 from .cases import FEATURE_IDS
 from .report import FAIL, SEE, UNSUPPORTED, Report
-from .run import check_attention
+from .run import check_attention, declared
 
 
 def conformance_tests(
@@ -36,7 +36,7 @@ def conformance_tests(
     Assign it to a name starting with ``test_`` in a test module. ``unsupported``: ``"skip"``
     (default) or ``"fail"`` (the project promises every feature).
     """
-    ids = list(FEATURE_IDS if features is None else features)
+    ids = [*FEATURE_IDS, *declared(fn)] if features is None else list(features)
     if unsupported not in ("skip", "fail"):
         raise ValueError(f"unsupported must be 'skip' or 'fail', got {unsupported!r}")
 
@@ -50,6 +50,7 @@ def conformance_tests(
         if row.status == FAIL:
             f = row.failure
             where = f"\n  differs at: {f.where}" if f.where else ""
+            where += f"\n  looks like: {f.what}" if f.what else ""
             pytest.fail(
                 f"{feature}: {f.message}\n  smallest failing case: {f.case}{where}", pytrace=False
             )
