@@ -345,3 +345,13 @@ def test_each_opt_in_bug_fails_its_row_with_its_convention(bug):
 def test_an_undeclared_opt_in_row_asked_for_is_unsupported():
     row = check_attention(F.scaled_dot_product_attention, features=["softcap"])["softcap"]
     assert row.status == "unsupported" and "unexpected keyword argument 'softcap'" in row.note
+
+
+def test_a_last_bit_wobble_is_not_named_dropout():
+    noisy = load_target(f"{BROKEN}:noisy")
+
+    def wobbly_gqa_tile(q, k, v, **kw):  # tiles GQA heads and wobbles in the last bit
+        return noisy(q, k, v, bug="gqa_tile", **kw)
+
+    row = check_attention(wobbly_gqa_tile, features=["gqa"])["gqa"]
+    assert row.failure.matches == ["gqa_tiled"], row
