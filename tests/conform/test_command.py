@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import runpy
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from attnlab.cli import main
-from attnlab.conform import load_target
+from attnlab.conform import OPT_IN_IDS, load_target
 from attnlab.conform.pytest import conformance_tests
 
 HERE = Path(__file__).parent
@@ -32,10 +34,13 @@ def test_a_failing_target_exits_1_with_json_to_a_file(tmp_path, capsys):
     out_file = tmp_path / "report.json"
     rc = main(["conform", f"{BROKEN}:gqa_tile", "--format", "json", "-o", str(out_file)])
     assert rc == 1
-    assert "22 passed, 1 failed, 0 unsupported; report written to" in capsys.readouterr().out
+    said = "21 passed, 1 failed, 0 unsupported, 1 failing only through another row (see it);"
+    assert said in capsys.readouterr().out
     data = json.loads(out_file.read_text())
     failed = [f for f in data["features"] if f["status"] == "fail"]
     assert [f["id"] for f in failed] == ["gqa"]
+    seen = [(f["id"], f["see"]) for f in data["features"] if f["status"] == "see"]
+    assert seen == [("gradients", ["gqa"])]  # its GQA case fails because gqa does
     assert failed[0]["failure"]["where"] == "rows 0-2, heads 1-2 (6 of 12 rows)"
 
 
@@ -105,3 +110,87 @@ def test_the_pytest_helper_fails_with_the_case_and_skips_refusals():
         conformance_tests(no_masks)("bool_mask")
     with pytest.raises(pytest.fail.Exception, match="bool_mask unsupported"):
         conformance_tests(no_masks, unsupported="fail")("bool_mask")
+
+
+def test_help_says_how_a_target_declares_a_refusal(capsys):
+    assert main(["conform", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "declares that it does not support a feature by raising TypeError or" in out
+    assert "NotImplementedError" in out and "'No available kernel'" in out
+
+
+def _rerun(script: Path, target: str | None = None) -> int:
+    """Run a saved repro.py in this process (optionally on another target); its exit code."""
+    if target is not None:
+        text = script.read_text()
+        start = text.index("fn = load_target(")
+        end = text.index("\n", start)
+        script.write_text(text[:start] + f"fn = load_target({target!r})" + text[end:])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(script), run_name="__main__")
+    return exit_.value.code
+
+
+def test_save_failing_writes_a_case_and_a_script_that_reproduces_it(tmp_path, capsys):
+    out = tmp_path / "failing"
+    assert main(["conform", f"{BROKEN}:nan_dead_grads", "--save-failing", str(out)]) == 1
+    assert "saved gradients's failing case: python" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["gradients"]  # see rows: not their own
+    data = np.load(out / "gradients" / "case.npz", allow_pickle=False)
+    assert {"q", "k", "v", "mask", "grad_out", "expected_dq", "got_dq", "budget_dq"} <= set(data)
+    assert np.isnan(data["got_dq"]).any() and not np.isnan(data["expected_dq"]).any()
+    assert np.isfinite(data["expected_dq"]).all() and data["mask"].dtype == np.float64
+    script = out / "gradients" / "repro.py"
+    assert "some rows fully masked" in script.read_text()
+    assert _rerun(script) == 1
+    assert "dq: max abs error inf" in capsys.readouterr().out
+    assert _rerun(script, f"{BROKEN}:attention") == 0  # the same case, a correct target
+    assert "dq: max abs error" in capsys.readouterr().out
+
+
+def test_save_failing_numpy_and_strided_cases_rerun(tmp_path, capsys):
+    target = tmp_path / "mine.py"
+    target.write_text(  # reads a sliced view's buffer as if it were contiguous
+        "import numpy as np\nfrom attnlab import ref\n"
+        "def attn(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):\n"
+        "    if not k.flags.c_contiguous:\n"
+        "        k = k.base.reshape(-1)[: k.size].reshape(k.shape)\n"
+        "    return ref.scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale)\n"
+    )
+    out = tmp_path / "f"
+    rc = main(
+        [
+            "conform",
+            f"{target}:attn",
+            "--api",
+            "numpy",
+            "--features",
+            "non_contiguous",
+            "--save-failing",
+            str(out),
+        ]
+    )
+    assert rc == 1
+    capsys.readouterr()
+    assert _rerun(out / "non_contiguous" / "repro.py") == 1
+    assert (
+        _rerun(out / "non_contiguous" / "repro.py", "attnlab.ref:scaled_dot_product_attention") == 0
+    )
+
+
+@pytest.mark.parametrize("make", ["file", "under_a_file"])
+def test_save_failing_a_bad_folder_is_one_line_before_any_work(tmp_path, make, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    path = blocker if make == "file" else blocker / "sub"
+    assert main(["conform", "nowhere/missing.py:f", "--save-failing", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--save-failing {str(path)!r}" in err  # not the target
+
+
+def test_the_pytest_helper_runs_declared_opt_in_rows_and_names_the_convention():
+    test = conformance_tests(load_target(f"{HERE}/variants.py:window_wide"))
+    assert test.pytestmark[0].args[1][-6:] == list(OPT_IN_IDS)
+    with pytest.raises(pytest.fail.Exception, match=r"looks like: the window reaches one key"):
+        test("sliding_window")
+    test("softcap")  # the kit ran once; this row passed

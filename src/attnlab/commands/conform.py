@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 NAME = "conform"
 
 
@@ -17,8 +19,18 @@ def add_parser(sub) -> None:
         "alignment, GQA, dtypes, gradients...): pass, fail or unsupported, the worst error "
         "against the budget (2x torch's own error at that dtype against a float64 reference, "
         "plus 4 ulps), and for a failure the smallest failing case and where it differs. "
+        "A target declares that it does not support a feature by raising TypeError or "
+        "NotImplementedError (or a RuntimeError saying 'No available kernel', as torch's "
+        "backends do) before returning any output for that feature's inputs: the row is then "
+        "'unsupported' with the exception's message, not a failure. A row whose failing cases "
+        "all need a row that fails on its own says 'see ROW'; a failure names the convention "
+        "the output follows instead of torch's when one matches (bottom-right causal, GQA heads "
+        "tiled, mean(V) on fully masked rows, ...). Opt-in rows (bottom_right_causal, "
+        "sliding_window, softcap, alibi, kv_cache, key_lengths) run when TARGET's signature "
+        "names their keyword (causal_alignment, window_size, softcap, alibi_slopes, "
+        "cache_seqlens, key_lengths). "
         "Exit 0 when every supported feature passes, 1 when any fails, 2 when TARGET cannot "
-        "be loaded.",
+        "be loaded or --save-failing's folder cannot be written.",
     )
     p.add_argument(
         "target", metavar="TARGET", help="path/to/file.py:function or package.module:function"
@@ -44,10 +56,17 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--features",
         metavar="IDS",
-        help="comma-separated feature ids to run (default all), e.g. causal,gqa,float16",
+        help="comma-separated feature ids to run (default: every default row and the opt-in "
+        "rows TARGET declares), e.g. causal,gqa,float16",
     )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"
+    )
+    p.add_argument(
+        "--save-failing",
+        metavar="DIR",
+        help="write each failing row's smallest case to DIR/<row>/: case.npz (inputs, expected, "
+        "got, budget; np.load with allow_pickle=False) and repro.py, which reruns it on TARGET",
     )
     p.set_defaults(run=run)
 
@@ -55,6 +74,7 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from ..conform import check_attention, load_target
     from ..conform.run import check_device, feature_ids
+    from ..conform.save import check_folder, save_failing
     from ..files import atomic_write_text
 
     features = (
@@ -62,6 +82,7 @@ def run(a) -> int:
     )
     feature_ids(features)  # before loading: a misspelt feature is one line, not a run
     check_device(a.device, a.api)  # and so is a missing GPU
+    folder = check_folder(a.save_failing) if a.save_failing else None  # and a bad folder
     fn = load_target(a.target)
     report = check_attention(
         fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
@@ -72,4 +93,7 @@ def run(a) -> int:
         print(f"{report.summary()}; report written to {a.output}")
     else:
         print(text)
+    if folder is not None:
+        for d in save_failing(report, folder, a.target):
+            print(f"saved {d.name}'s failing case: python {d / 'repro.py'}", file=sys.stderr)
     return 0 if report.passed else 1

@@ -5,8 +5,8 @@ TARGET`` does the same from the shell; ``attnlab.conform.pytest.conformance_test
 a project's own test suite.
 """
 
-from .cases import FEATURE_IDS, FEATURES, Case, Feature
-from .report import FAIL, PASS, UNSUPPORTED, Failure, FeatureResult, Report
+from .cases import FEATURE_IDS, FEATURES, OPT_IN_IDS, Case, Feature
+from .report import FAIL, PASS, SEE, UNSUPPORTED, Failure, FeatureResult, Report
 from .run import APIS, check_attention
 from .target import load_target
 
@@ -15,7 +15,9 @@ __all__ = [
     "FAIL",
     "FEATURES",
     "FEATURE_IDS",
+    "OPT_IN_IDS",
     "PASS",
+    "SEE",
     "UNSUPPORTED",
     "Case",
     "Failure",

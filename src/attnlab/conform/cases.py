@@ -32,6 +32,7 @@ class Case:
     mask: str | None = None  # None, "bool" (True = may attend) or "float" (added to scores)
     mask_shape: tuple[str, ...] = ("B", "H", "T", "S")  # symbolic, "1" broadcasts
     dead_rows: bool = False  # some query rows may attend to nothing: zeros expected
+    mask_fill: str = "-inf"  # float mask's blocked entries: -inf, or "min" (the dtype's finfo.min)
     causal: bool = False
     scale: float | str = STANDARD
     layout: str = "contiguous"  # or "strided": q, k, v are transposed / sliced views
@@ -40,6 +41,23 @@ class Case:
     v_mean: float = 0.0  # mean of v entries (the low-precision cases: 1.0)
     grads: bool = False  # also compare dq, dk, dv
     repeat: bool = False  # call twice on the same inputs: outputs must match bit for bit
+    # the opt-in rows (``ref.variant_attention``): each passes one keyword torch's SDPA lacks
+    align: str = "top_left"  # "bottom_right": causal_alignment="bottom_right" (with is_causal)
+    window: tuple[int, int] | None = None  # window_size=(left, right), bottom-right aligned
+    softcap: float | None = None  # softcap=cap: scores -> cap * tanh(scores / cap)
+    alibi: bool = False  # alibi_slopes=(H,) float32, ref.alibi_slopes(H)
+    lengths: str | None = None  # "key": key_lengths=(B,) ints; "cache": cache_seqlens=(B,) ints
+
+    @property
+    def variant(self) -> bool:
+        """An opt-in case: judged against ``ref.variant_attention``."""
+        return (
+            self.align != "top_left"
+            or self.window is not None
+            or self.softcap is not None
+            or self.alibi
+            or self.lengths is not None
+        )
 
     @property
     def dv(self) -> int:
@@ -81,7 +99,8 @@ class Case:
         parts = [f"q {sh['q']}, k {sh['k']}, v {sh['v']}", self.dtype]
         if self.mask:
             dead = ", some rows fully masked" if self.dead_rows else ""
-            parts.append(f"{self.mask} mask {sh['mask']}{dead}")
+            fill = ", blocked entries finfo.min" if self.mask_fill == "min" else ""
+            parts.append(f"{self.mask} mask {sh['mask']}{fill}{dead}")
         if self.causal:
             parts.append("is_causal=True")
         s = self.scale_value()
@@ -100,7 +119,23 @@ class Case:
             parts.append("with gradients")
         if self.repeat:
             parts.append("called twice")
-        return ", ".join(parts)
+        return ", ".join(parts + self._variant_parts())
+
+    def _variant_parts(self) -> list[str]:
+        parts = []
+        if self.align != "top_left":
+            parts.append(f"causal_alignment={self.align!r}")
+        if self.window is not None:
+            parts.append(f"window_size={self.window}")
+        if self.softcap is not None:
+            parts.append(f"softcap={self.softcap:g}")
+        if self.alibi:
+            parts.append("alibi_slopes (H,)")
+        if self.lengths == "key":
+            parts.append("key_lengths (B,)")
+        if self.lengths == "cache":
+            parts.append("cache_seqlens (B,), keys past them garbage")
+        return parts
 
 
 @dataclass(frozen=True)
@@ -109,11 +144,41 @@ class Feature:
     title: str
     cases: tuple[Case, ...]
     apis: tuple[str, ...] = ("torch", "numpy")  # where the feature applies
+    opt_in: str | None = None  # the keyword a target declares (names in its signature) to run it
 
 
 _c = Case  # short, for the table below
 
 _LOW = dict(B=1, H=2, T=16, S=1024, D=64, v_mean=1.0)  # long rows: float16 accumulation shows
+
+
+def _dtype_cases(dtype: str, fill: str, **size) -> tuple[Case, ...]:
+    """A dtype row: no mask, a bool mask, and a float mask (blocked entries ``fill``)."""
+    return (
+        _c(dtype=dtype, **size),
+        _c(dtype=dtype, mask="bool", **size),
+        _c(dtype=dtype, mask="float", mask_fill=fill, **size),
+    )
+
+
+def _low(dtype: str) -> tuple[Case, ...]:
+    """float16 / bfloat16: a bool and a float mask over 256 keys (blocked entries the dtype's
+    finfo.min: -1e9 overflows half precision, this is the fill real code uses), then 1024 keys
+    unmasked (long rows: float16 running sums show)."""
+    masked = _dtype_cases(dtype, "min", **{**_LOW, "S": 256})[1:]
+    return (*masked, _c(dtype=dtype, **_LOW))
+
+
+_GRADS = (  # gradients in every configuration the forward rows try
+    _c(T=4, S=6, grads=True),
+    _c(B=2, T=5, S=5, causal=True, grads=True),
+    _c(T=3, S=5, causal=True, grads=True),
+    _c(B=2, H=3, T=5, S=7, mask="bool", grads=True),
+    _c(T=5, S=6, mask="float", dead_rows=True, grads=True),
+    _c(H=4, Hk=2, T=3, S=5, grads=True),
+    _c(dtype="float16", T=16, S=64, D=32, v_mean=1.0, mask="bool", grads=True),
+    _c(dtype="bfloat16", T=16, S=64, D=32, v_mean=1.0, causal=True, grads=True),
+)
 
 FEATURES: dict[str, Feature] = {
     f.id: f
@@ -170,8 +235,14 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "single_query",
-            "T = 1, one decoding step over a cache of keys",
-            (_c(T=1, S=7), _c(B=2, H=3, T=1, S=33, D=16)),
+            "T = 1 over a cache of keys, alone, with is_causal, a bool or a float mask",
+            (
+                _c(T=1, S=7),
+                _c(B=2, H=3, T=1, S=33, D=16),
+                _c(T=1, S=7, causal=True),
+                _c(T=1, S=6, mask="bool"),
+                _c(B=2, T=1, S=6, mask="float"),
+            ),
         ),
         Feature(
             "awkward_sizes",
@@ -189,15 +260,20 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "float64",
-            "float64: within 1e-10 of the reference",
-            (_c(dtype="float64", T=16, S=16, D=16),),
+            "float64: within 1e-10 of the reference; no mask, bool, float",
+            _dtype_cases("float64", "-inf", T=16, S=16, D=16),
         ),
         Feature(
-            "float32", "float32, 256 keys", (_c(dtype="float32", T=16, S=256, D=64, v_mean=1.0),)
+            "float32",
+            "float32, 256 keys; no mask, bool, float",
+            _dtype_cases("float32", "-inf", T=16, S=256, D=64, v_mean=1.0),
         ),
-        Feature("float16", "float16, 1024 keys", (_c(dtype="float16", **_LOW),)),
+        Feature("float16", "float16: bool, float mask (finfo.min); 1024 keys", _low("float16")),
         Feature(
-            "bfloat16", "bfloat16, 1024 keys", (_c(dtype="bfloat16", **_LOW),), apis=("torch",)
+            "bfloat16",
+            "bfloat16: bool, float mask (finfo.min); 1024 keys",
+            _low("bfloat16"),
+            apis=("torch",),
         ),
         Feature(
             "non_contiguous",
@@ -211,8 +287,8 @@ FEATURES: dict[str, Feature] = {
         ),
         Feature(
             "gradients",
-            "dq, dk, dv against the float64 reference",
-            (_c(T=4, S=6, grads=True), _c(B=2, T=5, S=5, causal=True, grads=True)),
+            "dq, dk, dv: masks, causal, fully masked rows, GQA, float16, bfloat16",
+            _GRADS,
             apis=("torch",),
         ),
         Feature(
@@ -223,4 +299,59 @@ FEATURES: dict[str, Feature] = {
     )
 }
 
-FEATURE_IDS: tuple[str, ...] = tuple(FEATURES)
+OPT_IN: dict[str, Feature] = {
+    f.id: f
+    for f in (
+        Feature(
+            "bottom_right_causal",
+            "causal_alignment='bottom_right': torch's causal_lower_right, T != S",
+            (
+                _c(T=3, S=5, causal=True, align="bottom_right"),
+                _c(B=2, T=5, S=3, causal=True, align="bottom_right"),
+                _c(T=1, S=6, causal=True, align="bottom_right"),
+            ),
+            opt_in="causal_alignment",
+        ),
+        Feature(
+            "sliding_window",
+            "window_size=(left, right), bottom-right aligned; -1 = unbounded",
+            (
+                _c(T=6, S=6, window=(2, 0)),
+                _c(T=4, S=9, window=(3, 1)),
+                _c(B=2, T=7, S=5, window=(-1, 1)),
+            ),
+            opt_in="window_size",
+        ),
+        Feature(
+            "softcap",
+            "softcap=cap: scores -> cap * tanh(scores / cap), after scaling",
+            (_c(D=16, qk_std=3.0, softcap=5.0), _c(T=5, S=7, qk_std=3.0, causal=True, softcap=2.0)),
+            opt_in="softcap",
+        ),
+        Feature(
+            "alibi",
+            "alibi_slopes (H,): -slope * |key - query position|, bottom-right aligned",
+            (_c(H=4, T=6, S=6, alibi=True), _c(H=6, T=3, S=8, alibi=True, mask="bool")),
+            opt_in="alibi_slopes",
+        ),
+        Feature(
+            "kv_cache",
+            "cache_seqlens (B,): decode T queries at the end of each cache; the rest is garbage",
+            (
+                _c(B=2, T=1, S=9, causal=True, lengths="cache"),
+                _c(B=3, T=3, S=12, causal=True, lengths="cache"),
+                _c(B=2, H=4, Hk=2, T=2, S=10, causal=True, lengths="cache"),
+            ),
+            opt_in="cache_seqlens",
+        ),
+        Feature(
+            "key_lengths",
+            "key_lengths (B,): keys past each batch's length are padding (0: zeros)",
+            (_c(B=3, T=4, S=6, lengths="key"), _c(B=2, T=5, S=7, causal=True, lengths="key")),
+            opt_in="key_lengths",
+        ),
+    )
+}
+FEATURE_IDS: tuple[str, ...] = tuple(FEATURES)  # the default rows
+OPT_IN_IDS: tuple[str, ...] = tuple(OPT_IN)
+FEATURES.update(OPT_IN)  # every row, the opt-in ones last

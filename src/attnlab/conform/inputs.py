@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import ref
 from .cases import Case
 
 TORCH_DTYPES = {
@@ -20,6 +21,9 @@ TORCH_DTYPES = {
 }
 
 
+EXTRA = ("alibi_slopes", "key_lengths", "cache_seqlens")  # opt-in arrays, passed by these names
+
+
 @dataclass
 class Inputs:
     """``seen``: float64 (and bool) NumPy arrays q, k, v, mask as the function receives them."""
@@ -27,19 +31,27 @@ class Inputs:
     case: Case
     seen: dict[str, np.ndarray]
 
-    def kwargs(self, mask: object) -> dict:
+    def kwargs(self, args: dict | None = None) -> dict:
         """Keyword arguments of the call: only those that differ from torch's defaults, plus
-        ``scale`` (passed explicitly except in the default_scale feature)."""
-        c = self.case
+        ``scale`` (passed explicitly except in the default_scale feature), and the opt-in rows'
+        own; arrays (the mask, lengths, slopes) come from ``args``, the converted inputs."""
+        c, args = self.case, args or {}
         kw: dict = {}
-        if mask is not None:
-            kw["attn_mask"] = mask
+        if args.get("mask") is not None:
+            kw["attn_mask"] = args["mask"]
         if c.causal:
             kw["is_causal"] = True
         if c.scale_value() is not None:
             kw["scale"] = c.scale_value()
         if c.gqa:
             kw["enable_gqa"] = True
+        if c.align != "top_left":
+            kw["causal_alignment"] = c.align
+        if c.window is not None:
+            kw["window_size"] = c.window
+        if c.softcap is not None:
+            kw["softcap"] = c.softcap
+        kw.update({n: args[n] for n in EXTRA if n in args})
         return kw
 
 
@@ -53,10 +65,12 @@ def _bool_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> 
     return m
 
 
-def _float_mask(rng: np.random.Generator, shape: tuple[int, ...], dead: bool) -> np.ndarray:
-    blocked = ~_bool_mask(rng, shape, dead)
+def _float_mask(rng: np.random.Generator, shape: tuple[int, ...], case: Case) -> np.ndarray:
+    """Random biases ~N(0, 2^2); blocked entries -inf, or the dtype's most negative number."""
+    blocked = ~_bool_mask(rng, shape, case.dead_rows)
     m = rng.standard_normal(shape) * 2.0
-    m[blocked] = -np.inf
+    fill = -np.inf if case.mask_fill == "-inf" else float(torch.finfo(TORCH_DTYPES[case.dtype]).min)
+    m[blocked] = fill
     return m
 
 
@@ -74,7 +88,7 @@ def draw(case: Case, rng: np.random.Generator) -> Inputs:
     if case.mask == "bool":
         raw["mask"] = _bool_mask(rng, sh["mask"], case.dead_rows)
     elif case.mask == "float":
-        raw["mask"] = _float_mask(rng, sh["mask"], case.dead_rows)
+        raw["mask"] = _float_mask(rng, sh["mask"], case)
     if case.grads:
         raw["grad_out"] = rng.standard_normal((*sh["q"][:-1], case.dv))
     tdt = TORCH_DTYPES[case.dtype]
@@ -82,7 +96,31 @@ def draw(case: Case, rng: np.random.Generator) -> Inputs:
         n: a if a.dtype == bool else torch.from_numpy(a).to(tdt).double().numpy()
         for n, a in raw.items()
     }
+    seen.update(_extras(case, rng, seen))
     return Inputs(case, seen)
+
+
+GARBAGE = 50.0  # cache entries past a sequence's length: reading them changes the answer
+
+
+def _extras(case: Case, rng: np.random.Generator, seen: dict) -> dict[str, np.ndarray]:
+    """The opt-in rows' arrays: ALiBi slopes, valid key lengths, cache lengths (whose cache
+    past each length is overwritten with garbage in ``seen``)."""
+    out: dict[str, np.ndarray] = {}
+    if case.alibi:
+        out["alibi_slopes"] = ref.alibi_slopes(case.H)
+    if case.lengths == "key":
+        n = rng.integers(1, case.S + 1, case.B)
+        n[0], n[-1] = case.S - 1, 0 if case.B > 2 else n[-1]  # one padded, one empty if B > 2
+        out["key_lengths"] = n.astype(np.int64)
+    if case.lengths == "cache":
+        n = rng.integers(case.T, case.S + 1, case.B)
+        n[0] = case.T + (case.S - case.T) // 2  # at least one cache with garbage after it
+        out["cache_seqlens"] = n.astype(np.int64)
+        for b, length in enumerate(n):
+            seen["k"][b, :, length:] = GARBAGE
+            seen["v"][b, :, length:] = -GARBAGE
+    return out
 
 
 def _strided_np(x: np.ndarray, name: str) -> np.ndarray:
@@ -97,10 +135,15 @@ def _strided_np(x: np.ndarray, name: str) -> np.ndarray:
     return np.ascontiguousarray(x.swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
+def _extra_np(a: np.ndarray, name: str) -> np.ndarray:
+    """Lengths as int32, ALiBi slopes as float32 (FlashAttention's dtypes)."""
+    return a.astype(np.float32 if name == "alibi_slopes" else np.int32)
+
+
 def as_numpy(inp: Inputs) -> dict[str, np.ndarray]:
     """q, k, v, mask as NumPy arrays in the case's dtype (for ``--api numpy``)."""
     dt = np.dtype(inp.case.dtype)
-    out = {}
+    out = {n: _extra_np(inp.seen[n], n) for n in EXTRA if n in inp.seen}
     for n in ("q", "k", "v", "mask"):
         a = inp.seen.get(n)
         if a is None:
@@ -116,8 +159,8 @@ def as_torch(inp: Inputs, device: str) -> dict[str, torch.Tensor]:
     tdt = TORCH_DTYPES[inp.case.dtype]
     out = {}
     for n, a in inp.seen.items():
-        t = torch.from_numpy(a)
-        out[n] = t.to(device) if a.dtype == bool else t.to(device=device, dtype=tdt)
+        t = torch.from_numpy(_extra_np(a, n) if n in EXTRA else a)
+        out[n] = t.to(device) if n in EXTRA or a.dtype == bool else t.to(device, tdt)
     if inp.case.layout == "strided":
         q, k, v = out["q"], out["k"], out["v"]
         out["q"] = q.transpose(1, 2).contiguous().transpose(1, 2)

@@ -4,8 +4,10 @@
     from mypackage import my_attention
     test_my_attention = conformance_tests(my_attention)
 
-A failing feature fails its test with the smallest failing case and where it differs; an
-unsupported one (the function raised TypeError or NotImplementedError) is skipped with the reason.
+The kit runs once, on the first test; each test reads its row. A failing feature fails its test
+with the smallest failing case and where it differs; an unsupported one (the function raised
+TypeError, NotImplementedError or "No available kernel") is skipped with the reason, and so is a
+row that fails only through another ("see causal": that row's test fails).
 pytest is imported only when this module is, so importing ``attnlab.conform`` never needs it.
 """
 
@@ -16,8 +18,8 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from .cases import FEATURE_IDS
-from .report import FAIL, UNSUPPORTED
-from .run import check_attention
+from .report import FAIL, SEE, UNSUPPORTED, Report
+from .run import check_attention, declared
 
 
 def conformance_tests(
@@ -34,20 +36,26 @@ def conformance_tests(
     Assign it to a name starting with ``test_`` in a test module. ``unsupported``: ``"skip"``
     (default) or ``"fail"`` (the project promises every feature).
     """
-    ids = list(FEATURE_IDS if features is None else features)
+    ids = [*FEATURE_IDS, *declared(fn)] if features is None else list(features)
     if unsupported not in ("skip", "fail"):
         raise ValueError(f"unsupported must be 'skip' or 'fail', got {unsupported!r}")
 
+    cache: list[Report] = []
+
     @pytest.mark.parametrize("feature", ids)
     def test_conformance(feature: str) -> None:
-        report = check_attention(fn, api=api, seed=seed, device=device, features=[feature])
-        row = report[feature]
+        if not cache:
+            cache.append(check_attention(fn, api=api, seed=seed, device=device, features=ids))
+        row = cache[0][feature]
         if row.status == FAIL:
             f = row.failure
             where = f"\n  differs at: {f.where}" if f.where else ""
+            where += f"\n  looks like: {f.what}" if f.what else ""
             pytest.fail(
                 f"{feature}: {f.message}\n  smallest failing case: {f.case}{where}", pytrace=False
             )
+        if row.status == SEE:
+            pytest.skip(f"{feature}: {row.shown_status} ({row.note})")
         if row.status == UNSUPPORTED:
             (pytest.skip if unsupported == "skip" else pytest.fail)(
                 f"{feature} unsupported: {row.note}"

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from .. import ref
 from ..nn.functional import attention_unchecked
 from ..parity import to_numpy
-from .inputs import Inputs, as_torch
+from .inputs import EXTRA, Inputs, as_torch
 
 GRAD_NAMES = ("dq", "dk", "dv")
 
@@ -30,11 +30,31 @@ def reference(inp: Inputs) -> dict[str, np.ndarray]:
         scale=c.effective_scale(),
         enable_gqa=c.gqa,
     )
+    if c.variant:
+        return {"out": variant_reference(inp, s)}
     if not c.grads:
         return {"out": ref.scaled_dot_product_attention(s["q"], s["k"], s["v"], **args)}
     out, lse = ref.tiled_attention(s["q"], s["k"], s["v"], return_lse=True, **args)
     grads = ref.tiled_attention_backward(s["q"], s["k"], s["v"], out, lse, s["grad_out"], **args)
     return {"out": out, **dict(zip(GRAD_NAMES, grads, strict=True))}
+
+
+def variant_reference(inp: Inputs, s: dict[str, np.ndarray], **change) -> np.ndarray:
+    """``ref.variant_attention`` on the arrays ``s`` (the seen inputs, or a float32 copy), with
+    the case's arguments; ``change`` overrides some (the conventions use it)."""
+    c = inp.case
+    kw = dict(
+        attn_mask=s.get("mask"),
+        is_causal=c.causal,
+        scale=c.effective_scale(),
+        enable_gqa=c.gqa,
+        causal_alignment=c.align,
+        window_size=c.window,
+        softcap=c.softcap,
+        **{n: s[n] for n in EXTRA if n in s},
+    )
+    kw.update(change)
+    return ref.variant_attention(s["q"], s["k"], s["v"], **kw)
 
 
 def _sdpa(q, k, v, mask, c):
@@ -69,6 +89,9 @@ def torch_own(inp: Inputs, oracle: dict[str, np.ndarray], device: str) -> dict[s
     """torch's answers at the case's dtype (as float32/64 NumPy), per output the one furthest
     from ``oracle``: the naive answer of the parity rule."""
     c = inp.case
+    if c.variant:  # no torch function takes these options: the float32 composition is torch's
+        f32 = {n: a.astype(np.float32) if a.dtype == np.float64 else a for n, a in inp.seen.items()}
+        return {"out": variant_reference(inp, f32)}
     best: dict[str, np.ndarray] = {}
     for impl in (_sdpa, _composed):
         t = as_torch(inp, device)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from ..tables import text_table
 
 PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
+SEE = "see"  # fails only in cases that need another row, which fails on its own: see that row
 
 
 @dataclass
@@ -19,21 +20,32 @@ class Failure:
     case: str  # shapes, mask, dtype, arguments
     message: str  # what went wrong (error vs budget, an exception, NaN, a shape)
     where: str = ""  # which rows / heads / batches differ
+    matches: list[str] = field(default_factory=list)  # ids of the conventions the output follows
+    what: str = ""  # those conventions in words ("is_causal aligned bottom-right ...")
 
 
 @dataclass
 class FeatureResult:
     id: str
     title: str
-    status: str  # pass, fail or unsupported
+    status: str  # pass, fail, unsupported or see
     error: float = 0.0  # worst max |error| over the feature's cases (relative to budget)
     budget: float = 0.0  # the tolerance for that case
     cases: int = 0  # how many cases ran
     failure: Failure | None = None
     note: str = ""  # why unsupported, or which cases were refused
+    refusal: str = ""  # the first refusal's exception, e.g. "NotImplementedError: no masks"
+    see: list[str] = field(default_factory=list)  # status see: the rows its failures need
+    failing_case: object = field(default=None, repr=False, compare=False)  # calls.CaseResult
+
+    @property
+    def shown_status(self) -> str:
+        """The status as the table shows it: 'see causal' for a row failing through causal."""
+        return f"see {', '.join(self.see)}" if self.status == SEE else self.status
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "failing_case"}
+        d["failure"] = asdict(self.failure) if self.failure else None
         for key in ("error", "budget"):  # JSON has no infinity
             d[key] = d[key] if math.isfinite(d[key]) else None
         return d
@@ -52,7 +64,8 @@ class Report:
     def passed(self) -> bool:
         """Every supported feature passed (unsupported ones are listed, not counted), and at
         least one did: a function that refuses every case has shown nothing."""
-        return not self.failed and any(f.status == PASS for f in self.features)
+        ok = not self.failed and not any(f.status == SEE for f in self.features)
+        return ok and any(f.status == PASS for f in self.features)
 
     @property
     def failed(self) -> list[FeatureResult]:
@@ -85,11 +98,22 @@ class Report:
     def summary(self) -> str:
         c = self.counts()
         text = f"{c[PASS]} passed, {c[FAIL]} failed, {c[UNSUPPORTED]} unsupported"
+        seen = sum(f.status == SEE for f in self.features)
+        if seen:
+            text += f", {seen} failing only through another row (see it)"
         if not c[PASS] and not c[FAIL]:
-            text += " (nothing was checked: is the signature torch's SDPA signature?)"
+            text += self._nothing_checked()
         if not c[PASS] and self.api == "torch" and self._tripped_on_tensors():
             text += f"\nif {self.target} takes NumPy arrays, not torch tensors, add --api numpy"
         return text
+
+    def _nothing_checked(self) -> str:
+        """Why no row was judged: the signature only when every refusal is a TypeError about
+        arguments; a backend that refused every case (no kernel) is named as such."""
+        said = [f.refusal for f in self.features if f.refusal]
+        if not said or all(s.startswith("TypeError") and "argument" in s for s in said):
+            return " (nothing was checked: is the signature torch's SDPA signature?)"
+        return f" (nothing was checked: every case was refused, e.g. {said[0]})"
 
     def _tripped_on_tensors(self) -> bool:
         """Some case was refused or failed with an error about torch's types (a NumPy function
@@ -102,7 +126,7 @@ class Report:
             f"attnlab conform {self.target} (api {self.api}, device {self.device}, "
             f"seed {self.seed}, torch {self.torch})"
         )
-        rows = [[f.id, f.status, *_numbers(f), f.title] for f in self.features]
+        rows = [[f.id, f.shown_status, *_numbers(f), f.title] for f in self.features]
         table = text_table(["feature", "status", "worst error", "budget", "cases", "what"], rows)
         lines = [head, "", table, ""]
         for f in self.features:
@@ -111,7 +135,9 @@ class Report:
                 lines.append(f"  smallest failing case: {f.failure.case}")
                 if f.failure.where:
                     lines.append(f"  differs at: {f.failure.where}")
-            elif f.status == UNSUPPORTED or f.note:
+                if f.failure.what:
+                    lines.append(f"  looks like: {f.failure.what}")
+            elif f.status in (UNSUPPORTED, SEE) or f.note:
                 lines.append(f"{f.status.upper()} {f.id}: {f.note}")
         lines.append(self.summary())
         return "\n".join(lines)
@@ -122,17 +148,18 @@ class Report:
             f"<p><b>attnlab conform</b> {e(self.target)} (api {e(self.api)}, device "
             f"{e(self.device)}, seed {self.seed}, torch {e(self.torch)}): {e(self.summary())}</p>"
         )
-        colour = {PASS: "#1a7f37", FAIL: "#cf222e", UNSUPPORTED: "#6e7781"}
+        colour = {PASS: "#1a7f37", FAIL: "#cf222e", UNSUPPORTED: "#6e7781", SEE: "#9a6700"}
         rows = []
         for f in self.features:
             detail = f.note
             if f.failure is not None:
                 detail = f"{f.failure.message}; smallest failing case: {f.failure.case}"
                 detail += f"; differs at: {f.failure.where}" if f.failure.where else ""
+                detail += f"; looks like: {f.failure.what}" if f.failure.what else ""
             numbers = "".join(f"<td>{e(x)}</td>" for x in _numbers(f)[:2])
             rows.append(
                 f"<tr><td>{e(f.id)}</td>"
-                f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.status)}</td>'
+                f'<td style="color:{colour.get(f.status, "inherit")}">{e(f.shown_status)}</td>'
                 f"{numbers}<td>{e(f.title)}</td><td>{e(detail)}</td></tr>"
             )
         return (

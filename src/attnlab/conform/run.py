@@ -2,196 +2,63 @@
 
 The function has torch's SDPA signature ``fn(q, k, v, attn_mask=None, dropout_p=0.0,
 is_causal=False, scale=None, enable_gqa=False)`` on ``(B, H, T, D)`` tensors (``api="torch"``)
-or NumPy arrays (``api="numpy"``). A case the function refuses with ``TypeError`` or
-``NotImplementedError`` is unsupported, not failed; any other exception fails the case.
+or NumPy arrays (``api="numpy"``). ``calls`` runs one case; a refused case is unsupported;
+``owners`` decides which row a failure belongs to.
 """
 
 from __future__ import annotations
 
-import warnings
+import inspect
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
 from ..errors import UserError, closest
-from ..parity import Parity
-from .cases import FEATURES, Case, Feature
-from .inputs import Inputs, as_numpy, as_torch, draw
-from .judge import budget, judge, locate
-from .reference import GRAD_NAMES, reference, torch_own
-from .report import FAIL, PASS, UNSUPPORTED, Failure, FeatureResult, Report
+from .calls import CaseResult, run_case
+from .cases import FEATURE_IDS, FEATURES, OPT_IN, Feature
+from .conventions import explain
+from .owners import summarize
+from .report import UNSUPPORTED, FeatureResult, Report
 
 APIS = ("torch", "numpy")
 
 
-class Unsupported(Exception):
-    """The function refused this case (TypeError / NotImplementedError), or cannot do it."""
-
-
-@dataclass
-class CaseResult:
-    case: Case
-    parity: Parity | None  # None: unsupported
-    where: str = ""
-    note: str = ""
-
-
-def _call(fn: Callable, args: dict, kwargs: dict):
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return fn(args["q"], args["k"], args["v"], **kwargs)
-    except (TypeError, NotImplementedError) as e:
-        raise Unsupported(f"{type(e).__name__}: {e}".splitlines()[0][:200]) from None
-
-
-def _as_array(x: object, api: str, want_dtype: str, want_shape: tuple) -> np.ndarray | str:
-    """The answer as NumPy (bfloat16 as float32), or a sentence saying why it is not one."""
-    if api == "torch":
-        if not isinstance(x, torch.Tensor):
-            return f"returned {type(x).__name__}, expected a torch.Tensor"
-        got_dtype = str(x.dtype).removeprefix("torch.")
-        x = x.detach().cpu()
-        x = x.float() if x.dtype == torch.bfloat16 else x
-        a = x.numpy()
-    else:
-        if isinstance(x, torch.Tensor) or not hasattr(x, "dtype"):
-            return f"returned {type(x).__name__}, expected a NumPy array"
-        a = np.asarray(x)
-        got_dtype = a.dtype.name
-    if tuple(a.shape) != tuple(want_shape):
-        return f"returned shape {tuple(a.shape)}, expected {tuple(want_shape)}"
-    if got_dtype != want_dtype:
-        return f"returned dtype {got_dtype} for {want_dtype} inputs"
-    return a
-
-
-def _args(inp: Inputs, api: str, device: str) -> dict:
-    return as_torch(inp, device) if api == "torch" else as_numpy(inp)
-
-
-def _outputs(fn, inp: Inputs, api: str, device: str) -> tuple[dict[str, object], str]:
-    """Call ``fn`` on the case; return its outputs (out, and dq/dk/dv) and a failure note."""
-    c = inp.case
-    args = _args(inp, api, device)
-    if c.grads:
-        for n in ("q", "k", "v"):
-            args[n] = args[n].detach().requires_grad_()
-    out = _call(fn, args, inp.kwargs(args.get("mask")))
-    got: dict[str, object] = {"out": out}
-    note = ""
-    if c.grads:
-        if not isinstance(out, torch.Tensor):
-            return got, ""  # judged as it is (not a tensor: a failure that names what came)
-        if not out.requires_grad:
-            raise Unsupported("the output is not differentiable (it does not require grad)")
-        try:
-            out.backward(args["grad_out"])
-        except RuntimeError as e:
-            return got, f"backward raised RuntimeError: {str(e).splitlines()[0][:200]}"
-        got.update(zip(GRAD_NAMES, (args[n].grad for n in "qkv"), strict=True))
-    if c.repeat:
-        again = _call(fn, args, inp.kwargs(args.get("mask")))
-        note = _same(out, again, args, inp, api)
-    return got, note
-
-
-def _same(out, again, args: dict, inp: Inputs, api: str) -> str:
-    """'' when two calls agree bit for bit and the inputs are unchanged, else why not."""
-    a, b = (np.asarray(x.detach().cpu().double() if api == "torch" else x) for x in (out, again))
-    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
-        diff = np.abs(a.astype(np.float64) - b) if a.shape == b.shape else None
-        how = f" (they differ by up to {np.nanmax(diff):.3g})" if diff is not None else ""
-        return f"two calls on the same inputs gave different outputs{how}"
-    for n in ("q", "k", "v"):
-        now = np.asarray(args[n].detach().cpu().double() if api == "torch" else args[n])
-        if not np.array_equal(now.astype(np.float64), inp.seen[n], equal_nan=True):
-            return f"the function modified its input {n} in place"
-    return ""
-
-
-def _judge_output(name: str, x, oracle, naive, case: Case, api: str, label: str) -> CaseResult:
-    """One output (out, dq, dk or dv) against the reference: parity, then where it misses."""
-    a = _as_array(x, api, case.dtype, oracle.shape)
-    if isinstance(a, str):
-        tol = budget(oracle, naive, case.dtype)
-        return CaseResult(case, Parity(False, float("inf"), tol, f"{label}{a}"))
-    p = judge(a, oracle, naive, case.dtype)
-    tol = p.tolerance or budget(oracle, naive, case.dtype)
-    if p.ok:
-        return CaseResult(case, Parity(True, p.max_abs_err, tol))
-    where = locate(a, oracle, tol, "key rows" if name in ("dk", "dv") else "rows")
-    return CaseResult(case, Parity(False, p.max_abs_err, tol, label + p.message), label + where)
-
-
-def run_case(fn, case: Case, api: str, device: str, rng: np.random.Generator) -> CaseResult:
-    """Draw the case's inputs, call ``fn``, and judge every output; the worst one speaks."""
-    inp = draw(case, rng)
-    oracle = reference(inp)
-    naive = torch_own(inp, oracle, device)
-    try:
-        got, note = _outputs(fn, inp, api, device)
-    except Unsupported as e:
-        return CaseResult(case, None, note=str(e))
-    except Exception as e:  # the function's own bug: fail the case, keep going
-        msg = f"raised {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-        return CaseResult(case, Parity(False, float("inf"), 0.0, msg))
-    results = []
-    for name, want in oracle.items():
-        label = f"{name}: " if len(oracle) > 1 else ""
-        if name != "out" and got.get(name) is None:
-            if not isinstance(got["out"], torch.Tensor):  # what came instead says it all
-                return results[0]
-            msg = note or f"no gradient reached {name[1]}"
-            return CaseResult(case, Parity(False, float("inf"), 0.0, msg))
-        results.append(_judge_output(name, got[name], want, naive.get(name), case, api, label))
-    worst = max(results, key=_ratio)
-    if note:  # e.g. not deterministic: fails however close the output is
-        return CaseResult(
-            case, Parity(False, worst.parity.max_abs_err, worst.parity.tolerance, note)
-        )
-    return worst
-
-
-def _ratio(r: CaseResult) -> float:
-    p = r.parity
-    return p.max_abs_err / p.tolerance if p.tolerance else float("inf")
-
-
-def run_feature(fn, feature: Feature, api: str, device: str, seed: int) -> FeatureResult:
-    res = FeatureResult(feature.id, feature.title, PASS, cases=0)
+def run_feature(fn, feature: Feature, api: str, device: str, seed: int) -> list[CaseResult]:
+    """Every case of ``feature`` on ``fn``, smallest first (an empty list: not for this api)."""
     if api not in feature.apis:
-        why = "NumPy has no bfloat16" if feature.id == "bfloat16" else "needs --api torch"
-        res.status, res.note = UNSUPPORTED, why
-        return res
+        return []
     results = []
     for i, case in enumerate(feature.cases):
         rng = np.random.default_rng([seed, zlib.crc32(feature.id.encode()), i])  # stable ids
         results.append(run_case(fn, case, api, device, rng))
-    res.cases = len(results)
-    judged = [r for r in results if r.parity is not None]
-    refused = [r for r in results if r.parity is None]
-    if judged:
-        worst = max(judged, key=_ratio)
-        res.error, res.budget = worst.parity.max_abs_err, worst.parity.tolerance
-    failing = [r for r in judged if not r.parity.ok]
-    if failing:
-        first = failing[0]
-        msg = first.parity.message or "differs from the reference"
-        res.status = FAIL
-        res.failure = Failure(first.case.describe(), msg, first.where)
-    elif refused:
-        res.status = UNSUPPORTED
-    if refused:
-        res.note = (
-            f"{len(refused)} of {len(results)} cases refused, e.g. {refused[0].case.describe()}: "
-            f"{refused[0].note}"
-        )
-    return res
+    return results
+
+
+def _not_for_api(feature: Feature) -> FeatureResult:
+    why = "NumPy has no bfloat16" if feature.id == "bfloat16" else "needs --api torch"
+    return FeatureResult(feature.id, feature.title, UNSUPPORTED, note=why)
+
+
+def _rows(fn, ids: list[str], api: str, device: str, seed: int) -> list[FeatureResult]:
+    """The report's rows in the kit's order, each owning only its own failures."""
+    results = {fid: run_feature(fn, FEATURES[fid], api, device, seed) for fid in ids}
+    rows, failing = {}, set()
+    for fid in (f for f in FEATURES if f in results):  # needs come before the rows that need
+        feature = FEATURES[fid]
+        if api not in feature.apis:
+            rows[fid] = _not_for_api(feature)
+            continue
+        rows[fid], first = summarize(feature, results[fid], failing)
+        if first is not None:
+            failing.add(fid)
+            rows[fid].failing_case = first
+            found = explain(fn, first, api, device)
+            rows[fid].failure.matches = [i for i, _ in found]
+            rows[fid].failure.what = "; or ".join(w for _, w in found)
+    return [rows[fid] for fid in ids]
 
 
 def check_attention(
@@ -207,6 +74,8 @@ def check_attention(
     if api not in APIS:
         raise UserError(f"api must be one of {', '.join(APIS)}, got {api!r}")
     ids = feature_ids(features)
+    if features is None:
+        ids += declared(fn)
     check_device(device, api)
     name = target or getattr(fn, "__qualname__", None) or repr(fn)
     mod = getattr(fn, "__module__", None)
@@ -214,14 +83,24 @@ def check_attention(
     report = Report(name, api, device, seed, torch.__version__)
     # small matrices: one BLAS thread (threads that wait for a busy core cost 100x here)
     with threadpool_limits(1, user_api="blas"):
-        for fid in ids:
-            report.features.append(run_feature(fn, FEATURES[fid], api, device, seed))
+        report.features = _rows(fn, ids, api, device, seed)
     return report
 
 
+def declared(fn: Callable) -> list[str]:
+    """The opt-in rows ``fn`` declares: those whose keyword its signature names (a bare
+    ``**kwargs`` declares none: it may swallow a keyword and ignore it)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature declares nothing
+        return []
+    return [f.id for f in OPT_IN.values() if f.opt_in in params]
+
+
 def feature_ids(features: Iterable[str] | None) -> list[str]:
-    """The feature ids asked for (all for None); ``UserError`` naming the first unknown one."""
-    ids = list(FEATURES) if features is None else list(features)
+    """The feature ids asked for (the default rows for None; opt-in rows run when asked for or
+    declared); ``UserError`` naming the first unknown one."""
+    ids = list(FEATURE_IDS) if features is None else list(features)
     unknown = [f for f in ids if f not in FEATURES] or ([] if ids else ["(none)"])
     if unknown:
         close = closest(unknown[0], FEATURES)

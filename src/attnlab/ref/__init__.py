@@ -4,6 +4,7 @@ Pure functions, float32 and float64, any leading batch dims; the output dtype fo
 Everything else in attnlab is tested against these or against torch.
 """
 
+from .alibi import alibi_bias, alibi_slopes
 from .masks import causal_mask, causal_mean, padding_mask
 from .multihead import merge_heads, multi_head_attention, split_heads
 from .positional import rotary_embedding, sinusoidal_positional_encoding
@@ -11,12 +12,18 @@ from .scores import SCORES, score
 from .sdpa import scaled_dot_product_attention, self_attention
 from .softmax import softmax
 from .tiled import default_block_size, merge_attention, tiled_attention, tiled_attention_backward
+from .variants import variant_attention
+from .windows import causal_lower_right, length_mask, sliding_window_mask
 
 __all__ = [
     "SCORES",
+    "alibi_bias",
+    "alibi_slopes",
+    "causal_lower_right",
     "causal_mask",
     "causal_mean",
     "default_block_size",
+    "length_mask",
     "merge_attention",
     "merge_heads",
     "multi_head_attention",
@@ -26,8 +33,10 @@ __all__ = [
     "score",
     "self_attention",
     "sinusoidal_positional_encoding",
+    "sliding_window_mask",
     "softmax",
     "split_heads",
     "tiled_attention",
     "tiled_attention_backward",
+    "variant_attention",
 ]
