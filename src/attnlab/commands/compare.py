@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._args import nonneg_int, positive_float, progress_wanted
+from ._threads import add_threads, apply_threads
 
 NAME = "compare"
 
@@ -24,11 +25,13 @@ def add_parser(sub) -> None:
         default=60.0,
         help="training time per model (default 60)",
     )
+    add_threads(p)
     p.add_argument("--seed", type=nonneg_int, default=0, help="random seed of every model")
     p.set_defaults(run=run)
 
 
 def run(a) -> int:
+    apply_threads(a.threads)
     if a.what == "lm":
         from ..train.compare import compare_lm, format_rows
 

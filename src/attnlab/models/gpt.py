@@ -175,16 +175,6 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
         return (logits, loss, weights) if need_weights else (logits, loss)
 
-    def optim_groups(self, weight_decay: float) -> list[dict]:
-        """AdamW groups: decay 2-D weights (matmuls, embeddings), not biases or norms."""
-        params = {n: p for n, p in self.named_parameters() if p.requires_grad}
-        decay = [p for p in params.values() if p.dim() >= 2]
-        no_decay = [p for p in params.values() if p.dim() < 2]
-        return [
-            {"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ]
-
     @torch.inference_mode()
     def generate(
         self,
