@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from ._args import nonneg_int, positive_float, progress_wanted
 from ._threads import add_threads, apply_threads
 
@@ -33,14 +35,33 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     apply_threads(a.threads)
     if a.what == "lm":
-        from ..train.compare import compare_lm, format_rows
+        from ..train.compare import KINDS, compare_lm, estimate_lm_seconds, format_rows
 
+        guess = estimate_lm_seconds(a.corpus, a.budget_seconds)
+        print(
+            f"comparing {len(KINDS)} models, {a.budget_seconds:g} s of training each, plus "
+            f"evaluation and a sample: about {_duration(guess)} here (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
         rows = compare_lm(a.corpus, a.budget_seconds, a.seed, progress=progress_wanted())
         print(f"same data, {a.budget_seconds:g} s of training each, block 64, batch 16\n")
         print(format_rows(rows))
         return 0
+    from ..models import ATTENTION_KINDS
     from ..train.seq2seq import compare_seq2seq, format_comparison
 
+    n = len(ATTENTION_KINDS)  # the no-attention baseline ("none") included
+    print(
+        f"comparing {n} models, {a.budget_seconds:g} s of training each: at least "
+        f"{_duration(n * a.budget_seconds)}, plus evaluation on 2,000 test dates each",
+        file=sys.stderr,
+        flush=True,
+    )
     rows = compare_seq2seq(a.budget_seconds, a.seed, progress=progress_wanted())
     print(format_comparison(rows))
     return 0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"

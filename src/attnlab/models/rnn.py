@@ -23,6 +23,9 @@ CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 @dataclass
 class RNNConfig:
+    """A recurrent LM's shape: cell kind (rnn, lstm, gru), vocabulary, embedding and hidden
+    widths, layers, dropout and the training window."""
+
     kind: str = "lstm"
     vocab_size: int = 65
     n_embd: int = 64
@@ -37,6 +40,9 @@ class RNNConfig:
 
 
 class CharRNN(nn.Module):
+    """A recurrent character LM: ids ``(B, T)`` -> logits ``(B, T, vocab)`` (and the state
+    with ``return_state``): embedding, ``n_layer`` RNN/LSTM/GRU layers, a linear head."""
+
     def __init__(self, cfg: RNNConfig):
         super().__init__()
         self.config = cfg

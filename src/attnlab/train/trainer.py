@@ -37,6 +37,10 @@ from .hooks import Hook, rank0_hooks
 
 @dataclass
 class TrainConfig:
+    """How to train: steps and batch, AdamW and its LR schedule (warmup, cosine decay by steps
+    or by the time budget), clipping, evaluation and logging intervals, the time budget, seed,
+    device, context parallelism and the optional TensorBoard log."""
+
     max_iters: int = 500
     batch_size: int = 32
     lr: float = 1e-3
@@ -94,6 +98,9 @@ class Task(Protocol):
 
 @dataclass
 class TrainResult:
+    """What ``Trainer.fit`` did: iterations reached, this call's losses, every evaluation,
+    tokens/s and training seconds, whether it was interrupted and why it stopped, the model."""
+
     iters: int
     train_losses: list[float] = field(default_factory=list)  # one per step run in this call
     evals: list[dict] = field(default_factory=list)
