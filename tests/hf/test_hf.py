@@ -183,3 +183,23 @@ def test_export_hf_refuses_rotary_runs_and_full_folders(runs, tmp_path, capsys):
     (tmp_path / "full" / "x").write_text("keep me")
     assert main(["export-hf", str(runs / "learned-gqa"), str(tmp_path / "full")]) == 2
     assert "not empty; pass --force" in capsys.readouterr().err
+
+
+def test_explore_hf_shows_an_encoders_full_attention(tmp_path):
+    from attnlab.explore.data import unpack
+
+    torch.manual_seed(0)
+    cfg = tf.BertConfig(vocab_size=len(CHARS), hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)  # fmt: skip
+    tf.BertModel(cfg).save_pretrained(tmp_path / "bert")
+    _tokenizer().save_pretrained(tmp_path / "bert")
+    out = tmp_path / "page.html"
+    assert main(["explore", "--hf", str(tmp_path / "bert"), "--text", "abc d", "-o", str(out)]) == 0
+    view = _page_data(out.read_text(encoding="utf-8"))["views"][0]
+    model = tf.AutoModel.from_pretrained(tmp_path / "bert", attn_implementation="eager").eval()
+    with torch.no_grad():
+        res = model(input_ids=torch.tensor([[0, 1, 2, 10, 3]]), output_attentions=True)  # "abc d"
+    want = torch.stack([a[0] for a in res.attentions]).numpy()  # (2, 2, 5, 5), not causal
+    assert view["causal"] is False and view["top"] is None
+    np.testing.assert_allclose(unpack(view["w"], 2, 2, 5, 5, False), want, atol=1 / 65535)
+    assert want[0, 0, 0, 4] > 0  # the first token sees the last: full attention

@@ -2,8 +2,10 @@
 
 The model is loaded from its folder only (``local_files_only``: nothing is downloaded) with
 eager attention, so ``output_attentions`` returns every layer's weights ``(B, H, T, S)``; the
-text is split by the folder's own tokenizer. A model with a language-model head also gives
-its top-5 next-token guesses at each position.
+text is split by the folder's own tokenizer. A causal language model (its config names a
+``...ForCausalLM`` or ``...LMHeadModel`` architecture) shows causal attention and its top-5
+next-token guesses at each position; any other model (an encoder such as BERT) shows its base
+model's full attention.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ def _load(model_dir: Path):
     kw = {"local_files_only": True, "attn_implementation": "eager"}
     try:
         tok = tf.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        config = tf.AutoConfig.from_pretrained(model_dir, local_files_only=True)
     except (OSError, ValueError) as e:
-        raise UserError(f"--hf {model_dir}: cannot load its tokenizer ({e})") from None
+        raise UserError(f"--hf {model_dir}: cannot load its tokenizer or config ({e})") from None
+    archs = config.architectures or []
+    lm = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)  # a decoder LM
+    auto = tf.AutoModelForCausalLM if lm else tf.AutoModel  # else its encoder's attention
     try:
-        model, lm = tf.AutoModelForCausalLM.from_pretrained(model_dir, **kw), True
-    except (OSError, ValueError):
-        try:
-            model, lm = tf.AutoModel.from_pretrained(model_dir, **kw), False
-        except (OSError, ValueError) as e:
-            raise UserError(f"--hf {model_dir}: cannot load the model ({e})") from None
+        model = auto.from_pretrained(model_dir, **kw)
+    except (OSError, ValueError) as e:
+        raise UserError(f"--hf {model_dir}: cannot load the model ({e})") from None
     return model.eval(), tok, lm
 
 
