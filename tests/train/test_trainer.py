@@ -460,3 +460,24 @@ def test_tensorboard_log_holds_the_logged_losses(tmp_path):
     assert np.allclose([v for _, v in got], [v for _, v in want], rtol=1e-5)
     evals = [(e.step, e.value) for e in acc.Scalars("eval/val_loss")]
     assert evals == [(0, 1.0), (3, 1.0), (6, 1.0)]
+
+
+def test_without_a_bar_a_long_run_says_early_how_long_it_has_left(tmp_path, capsys):
+    cfg = TrainConfig(max_iters=100, eval_interval=10**9, batch_size=4)
+    clock = _Clock()
+    Trainer(cfg, tmp_path / "a", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=1.0)
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "training: about 1.6 min left (94 more iterations at 1.00 s each, evaluation not counted)"
+    ]
+    capped = TrainConfig(max_iters=100, eval_interval=10**9, batch_size=4, max_seconds=40)
+    Trainer(capped, tmp_path / "b", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=1.0)
+    )
+    assert "about 34 s left" in capsys.readouterr().err  # the budget ends it first
+    Trainer(cfg, tmp_path / "c", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=0.01)
+    )
+    assert capsys.readouterr().err == ""  # a second to go: nothing to say

@@ -6,8 +6,9 @@ each periodic evaluation) and ``on_end`` (after the final evaluation); ``close``
 even after an error. Under torchrun only rank 0 gets hooks (``rank0_hooks``): the other ranks
 train and write nothing, with no rank test anywhere in the loop.
 
-Hooks here: the JSON-lines log, the progress bar, checkpoints, the attention probes the
-explorer's slider reads, the loss plot, and an optional TensorBoard log. A caller may add its
+Hooks here: the JSON-lines log, the progress bar (or, without one, a line saying how long
+training has left), checkpoints, the attention probes the explorer's slider reads, the loss
+plot, and an optional TensorBoard log. A caller may add its
 own (``Trainer(..., hooks=[...])``).
 """
 
@@ -114,6 +115,33 @@ class ProgressBar(Hook):
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+class TimeLeft(Hook):
+    """Without a progress bar (output not a terminal), one line on stderr early in a long run:
+    the training time left, from the pace of steps 2 to 6 (the first carries warm-up), capped
+    by the time budget. Runs with under ``quiet_below`` seconds to go say nothing."""
+
+    def __init__(self, cfg: TrainConfig, quiet_below: float = 30.0):
+        self.cfg, self.quiet_below = cfg, quiet_below
+        self.mark: tuple[int, float] | None = None
+
+    def on_step(self, loop: _Loop, loss: float, record: dict | None) -> None:
+        done = loop.it - loop.start + 1  # steps of this call
+        if done == 1:
+            self.mark = (loop.it, loop.run_seconds())
+        elif done == 6 and self.mark is not None:
+            per = (loop.run_seconds() - self.mark[1]) / (loop.it - self.mark[0])
+            more = self.cfg.max_iters - loop.it - 1
+            left = more * per
+            if self.cfg.max_seconds is not None:
+                left = min(left, self.cfg.max_seconds - loop.run_seconds())
+            if left >= self.quiet_below:
+                import sys
+
+                took = f"{left / 60:.1f} min" if left >= 90 else f"{left:.0f} s"
+                print(f"training: about {took} left ({more} more iterations at {per:.2f} s "
+                      "each, evaluation not counted)", file=sys.stderr, flush=True)  # fmt: skip
 
 
 class Checkpoints(Hook):
@@ -224,4 +252,6 @@ def rank0_hooks(
             hooks.append(TensorBoardLog(run_dir))
     if progress:
         hooks.append(ProgressBar(cfg.max_iters))
+    elif run_dir is not None:
+        hooks.append(TimeLeft(cfg))
     return hooks
