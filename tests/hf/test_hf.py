@@ -203,3 +203,14 @@ def test_explore_hf_shows_an_encoders_full_attention(tmp_path):
     assert view["causal"] is False and view["top"] is None
     np.testing.assert_allclose(unpack(view["w"], 2, 2, 5, 5, False), want, atol=1 / 65535)
     assert want[0, 0, 0, 4] > 0  # the first token sees the last: full attention
+
+
+def test_explore_hf_refuses_encoder_decoder_models_in_one_line(tmp_path, capsys):
+    cfg = tf.T5Config(vocab_size=len(CHARS), d_model=16, d_kv=8, d_ff=32, num_layers=1,
+                      num_heads=2, decoder_start_token_id=0)  # fmt: skip
+    tf.T5ForConditionalGeneration(cfg).save_pretrained(tmp_path / "t5")
+    _tokenizer().save_pretrained(tmp_path / "t5")
+    capsys.readouterr()  # transformers' own progress bars while saving
+    assert main(["explore", "--hf", str(tmp_path / "t5"), "--text", "ab"]) == 2
+    err = capsys.readouterr().err
+    assert "an encoder-decoder model (t5)" in err and len(err.splitlines()) == 1

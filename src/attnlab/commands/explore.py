@@ -62,21 +62,15 @@ def run(a) -> int:
     if out.is_dir():
         raise UserError(f"-o {out}: a folder, expected a file name such as {out / 'explore.html'}")
     if a.hf is not None:
-        page = _hf(a.hf, a.text, a.lang)
+        from ..hf import explore_hf
+
+        page = explore_hf(a.hf, a.text, lang=a.lang)
     else:
         page = explore(a.run_dir, a.text, lang=a.lang, playground=a.playground)
     page.save(out)
     size = human_size(out.stat().st_size)
     print(f"wrote {out} ({size}); open it in a browser, no server needed")
     return 0
-
-
-def _hf(model_dir: str, texts: list[str], lang: str):
-    from ..explore import page
-    from ..explore.explorer import Explorer
-    from ..hf import hf_page
-
-    return Explorer(page.model_page(hf_page(model_dir, texts), lang))
 
 
 def human_size(n: int) -> str:

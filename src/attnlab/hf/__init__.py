@@ -9,11 +9,12 @@ The only package that imports transformers, and only when one of these is called
 """
 
 from .attention import attnlab_attention, learner_attention, register, register_learner
-from .explore import hf_page
+from .explore import explore_hf, hf_page
 from .export import export_gpt2
 
 __all__ = [
     "attnlab_attention",
+    "explore_hf",
     "export_gpt2",
     "hf_page",
     "learner_attention",

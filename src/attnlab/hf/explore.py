@@ -22,7 +22,19 @@ MAX_TOKENS = 512  # a longer text makes a page too large to open comfortably
 
 
 def _load(model_dir: Path):
-    """(model in eval mode, tokenizer, whether it predicts tokens) from a local folder."""
+    """(model in eval mode, tokenizer, whether it predicts tokens) from a local folder;
+    transformers' loading bars stay off (a command prints one line)."""
+    logging = transformers().utils.logging
+    was_on = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        return _load_quietly(model_dir)
+    finally:
+        if was_on:
+            logging.enable_progress_bar()
+
+
+def _load_quietly(model_dir: Path):
     tf = transformers()
     if not (model_dir / "config.json").is_file():
         raise UserError(
@@ -34,6 +46,11 @@ def _load(model_dir: Path):
         config = tf.AutoConfig.from_pretrained(model_dir, local_files_only=True)
     except (OSError, ValueError) as e:
         raise UserError(f"--hf {model_dir}: cannot load its tokenizer or config ({e})") from None
+    if getattr(config, "is_encoder_decoder", False):
+        raise UserError(
+            f"--hf {model_dir}: an encoder-decoder model ({config.model_type}); explore --hf "
+            "shows decoder-only and encoder-only models"
+        )
     archs = config.architectures or []
     lm = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)  # a decoder LM
     auto = tf.AutoModelForCausalLM if lm else tf.AutoModel  # else its encoder's attention
@@ -73,3 +90,13 @@ def hf_page(model_dir: str | Path, texts: list[str]) -> Page:
     causal = lm or bool(getattr(model.config, "is_decoder", False))
     views = [_view(model, tok, lm, causal, text, str(i)) for i, text in enumerate(texts, 1)]
     return Page("gpt", f"{model_dir} ({model.config.model_type})", views)
+
+
+def explore_hf(model_dir: str | Path, texts: str | list[str], *, lang: str = "en"):
+    """The explorer page (``attnlab.explore.Explorer``: ``.save(path)``, shown inline in
+    Jupyter) for ``texts`` through the model in ``model_dir``."""
+    from ..explore import page
+    from ..explore.explorer import Explorer
+
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    return Explorer(page.model_page(hf_page(model_dir, texts), lang))
