@@ -45,3 +45,13 @@ def test_train_help_names_threads_and_the_per_invocation_budget(what, capsys):
     assert main(["train", what, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "--threads N|auto" in out and "in this invocation (a resumed run gets its own)" in out
+
+
+def test_train_flags_reach_the_training_config():
+    from attnlab.cli import build_parser
+    from attnlab.commands.train import TRAIN_FLAGS, _flags
+
+    on = build_parser().parse_args(["train", "gpt", "--tensorboard", "--threads", "3"])
+    off = build_parser().parse_args(["train", "seq2seq"])
+    assert _flags(on, TRAIN_FLAGS) == {"tensorboard": True} and on.threads == 3
+    assert _flags(off, TRAIN_FLAGS) == {} and off.threads == "auto"  # a resumed run keeps its own
