@@ -162,8 +162,8 @@ def _on_every_rank(loop: _Loop, *flags: bool) -> tuple[bool, ...]:
 def _iters_reason(start: int, max_iters: int) -> str:
     if start >= max_iters:
         return (
-            f"already at max_iters {max_iters} (the checkpoint is at iter {start}; "
-            "pass a larger --max-iters to train on)"
+            f"already at max_iters {max_iters}: the checkpoint is at iter {start}; "
+            "pass a larger --max-iters to train on"
         )
     return f"max_iters {max_iters} reached"
 
@@ -387,8 +387,8 @@ class Trainer:
             loop.result.stop_reason = "Ctrl-C or SIGTERM" if signal_seen else "stop requested"
         elif spent:
             loop.result.stop_reason = (
-                f"time cap: {loop.run_seconds():.1f} s of training in this run "
-                f"(max_seconds {budget:g})"
+                f"time cap: {loop.run_seconds():.1f} s of training in this run, "
+                f"max_seconds {budget:g}"
             )
         return asked or spent
 
