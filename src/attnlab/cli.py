@@ -22,6 +22,7 @@ from .commands import (
     conform,
     exercise,
     explore,
+    export_hf,
     grade,
     lesson,
     sample,
@@ -38,6 +39,7 @@ COMMANDS = (
     book,
 )  # fmt: skip
 COMMANDS += (conform,)  # the conformance kit
+COMMANDS += (export_hf,)  # Hugging Face
 
 
 def build_parser() -> ArgParser:

@@ -101,6 +101,31 @@ def test_ring_bench_runs_and_refuses_lengths_it_cannot_split(capsys, monkeypatch
         "8",
     ]
     assert main(args) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert out.count("ring zigzag") == 2 and out.count("ring contiguous") == 2
     assert "zigzag: compute of the busiest / idlest rank" in out and "one process" in out
+    progress = [line for line in err.splitlines() if line.startswith("attnlab bench --ring 2:")]
+    assert [line[-5:] for line in progress] == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"]
+    for line in out.splitlines():  # each rank's compute is part of its time
+        if line.startswith("ring "):
+            time_s, compute_s = map(float, line.split()[4:6])
+            assert 0 < compute_s <= time_s, line
+
+
+def test_peak_memory_sees_numpy_temporaries_and_the_output():
+    """tiled attention at T = 2000 once read 0.0 MiB (the resident high-water mark was already
+    higher): the probe's reading must hold at least the output it returns, and the naive
+    method's at least one full (H, T, T) score table, which it frees before returning."""
+    import numpy as np
+
+    from attnlab.bench.methods import METHODS
+    from attnlab.bench.probe import peak_extra_bytes
+
+    H, T, D = 2, 384, 16
+    rng = np.random.default_rng(0)
+    for name, floor in (("tiled", H * T * D * 4), ("naive", H * T * T * 4)):
+        run = METHODS[name].prepare(T, H, D, np.dtype("float32"), False, rng)
+        run()
+        traced, _ = peak_extra_bytes(run)
+        assert traced >= floor, (name, traced, floor)
+    assert traced < 8 * H * T * T * 4  # the naive one: a few tables, not the whole process

@@ -91,8 +91,8 @@ def test_bad_input_is_one_line(gpt_run, tmp_path, capsys):
         (["explore", str(gpt_run), "--text", ""], "1..64"),
         (["explore", str(gpt_run), "--text", "☃"], "vocabulary"),
         (["explore", str(tmp_path), "--text", "a"], "not a run directory"),
-        (["explore"], "RUN_DIR, or --playground"),
-        (["explore", str(gpt_run), "--playground"], "not both"),
+        (["explore"], "give one of RUN_DIR, --hf MODEL_DIR or --playground"),
+        (["explore", str(gpt_run), "--playground"], "give one of RUN_DIR"),
         (["explore", "--playground", "-o", str(tmp_path)], "a folder"),
     ):
         assert main(args) == 2, args

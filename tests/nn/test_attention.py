@@ -173,3 +173,48 @@ def test_scored_attention_errors():
         LuongAttention(4, 6, score="dot")
     with pytest.raises(ValueError, match=r"keys \(B, S, d_k\)"):
         AdditiveAttention(4, 4)(torch.randn(2, 4), torch.randn(3, 5, 4))
+
+
+@pytest.mark.parametrize(
+    ("shape", "why"),
+    [((5, 6), "T, S"), ((3, 5, 5), "B of 3"), ((2, 3, 5, 5), "H of 3"), ((5,), "1-D")],
+)
+def test_a_mask_that_does_not_fit_is_a_one_line_error_naming_both_shapes(shape, why):
+    m = MultiHeadAttention(8, 2)
+    x = torch.randn(2, 5, 8)
+    mask = torch.ones(shape, dtype=torch.bool)
+    with pytest.raises(ValueError) as err:
+        m(x, attn_mask=mask)
+    msg = str(err.value)
+    assert "\n" not in msg and str(tuple(shape)) in msg and "(B=2, H=2, T=5, S=5)" in msg
+    for good in ((5, 5), (2, 5, 5), (2, 2, 5, 5), (1, 1, 1, 5), (2, 1, 5, 1)):  # broadcasts
+        m(x, attn_mask=torch.ones(good, dtype=torch.bool))
+
+
+def test_a_mask_for_cached_decoding_counts_the_cached_keys():
+    from attnlab.nn import KVCache
+
+    m = MultiHeadAttention(8, 2).eval()
+    cache = KVCache()
+    m(torch.randn(2, 3, 8), is_causal=True, cache=cache)
+    new = torch.randn(2, 1, 8)
+    with pytest.raises(ValueError, match=r"S=4\)"):
+        m(new, attn_mask=torch.ones(1, 3, dtype=torch.bool), cache=cache)
+    assert len(cache) == 3  # the refused call left the cache as it was
+    m(new, attn_mask=torch.ones(1, 4, dtype=torch.bool), cache=cache)
+    assert len(cache) == 4
+
+
+@pytest.mark.parametrize("max_len", [None, 16])
+def test_a_cache_given_another_batch_is_a_one_line_error(max_len):
+    from attnlab.nn import KVCache
+
+    m = MultiHeadAttention(8, 2, num_kv_heads=1).eval()
+    cache = KVCache(max_len)
+    m(torch.randn(2, 3, 8), is_causal=True, cache=cache)
+    with pytest.raises(ValueError) as err:
+        m(torch.randn(3, 1, 8), is_causal=True, cache=cache)
+    msg = str(err.value)
+    assert "\n" not in msg and "holds batch 2 x 1 kv heads x d 4" in msg
+    assert "(3, 1, 1, 4)" in msg and "new KVCache" in msg
+    assert len(cache) == 3

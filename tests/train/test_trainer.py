@@ -316,11 +316,11 @@ def test_ctrl_c_prints_the_exact_command_that_resumes_the_run(tmp_path, capsys):
         handle.remove()
     assert code == 130
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("interrupted: iter 3,")
+    assert lines[0].startswith("interrupted: iter 3 (Ctrl-C or SIGTERM),")
     assert lines[1] == f"resume with: attnlab train gpt --out {shlex.quote(str(out))} --resume"
     command = shlex.split(lines[1].removeprefix("resume with: "))
     assert main(command[1:]) == 0  # the printed command, as given, finishes this very run
-    assert capsys.readouterr().out.startswith("done: iter 8,")
+    assert capsys.readouterr().out.startswith("done: iter 8 (max_iters 8 reached),")
     assert load_checkpoint(out / "checkpoint.pt")["iter"] == 8
 
 
@@ -339,3 +339,145 @@ def test_train_help_shows_the_defaults_and_seq2seq_says_how_long_it_will_take(ca
     capped = _seq2seq_plan({}, {"max_iters": 3000, "max_seconds": 30}, "d")
     assert capped.startswith("training up to 3000 iterations or 30 s into d, about 30 seconds")
     assert "about" not in _seq2seq_plan({"hidden": 8}, {}, "d")  # another model: no guess
+
+
+def test_a_resumed_run_gets_its_own_time_budget_and_every_stop_says_why(tmp_path):
+    cfg = TrainConfig(max_iters=25, max_seconds=0.1, eval_interval=10**9, warmup_iters=0,
+                      batch_size=4)  # fmt: skip
+    clock = _Clock()
+    first = Trainer(cfg, tmp_path, progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=0.01)
+    )
+    assert first.iters == 10 and first.stop_reason.startswith("time cap: 0.1 s")
+    again = Trainer(cfg, tmp_path, progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=0.01), resume=True
+    )
+    # its own 0.1 s: ten more steps (the spent budget of the first call would allow none)
+    assert again.iters == 20 and again.stop_reason.startswith("time cap")
+    assert again.seconds == pytest.approx(0.2)  # the run's total still counts both calls
+    last = Trainer(cfg, tmp_path, progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=0.001), resume=True
+    )
+    assert last.iters == 25 and last.stop_reason == "max_iters 25 reached"
+    done = Trainer(cfg, tmp_path, progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock), resume=True
+    )
+    assert done.iters == 25 and done.stop_reason.startswith("already at max_iters 25")
+    ends = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [e["reason"] for e in ends if e["kind"] == "end"][-1] == done.stop_reason
+
+
+class _Recorder:
+    """A hook that writes down what the trainer told it, in order."""
+
+    def __init__(self):
+        self.events = []
+
+    def on_start(self, loop):
+        self.events.append(("start", loop.start))
+
+    def on_step(self, loop, loss, record):
+        self.events.append(("step", loop.it, record is not None))
+
+    def on_eval(self, loop, ev):
+        self.events.append(("eval", ev["iter"]))
+
+    def on_end(self, loop, final):
+        self.events.append(("end", final["iter"], loop.result.stop_reason))
+
+    def close(self):
+        self.events.append(("close",))
+
+
+def test_side_effects_are_hooks_that_run_on_rank_0_only(tmp_path, monkeypatch):
+    from attnlab.train import trainer as trainer_mod
+
+    cfg = TrainConfig(max_iters=4, eval_interval=2, log_interval=3, batch_size=4)
+    rec = _Recorder()
+    Trainer(cfg, tmp_path / "r0", progress=False, hooks=[rec]).fit(
+        torch.nn.Linear(4, 1), _TinyTask()
+    )
+    steps = [("step", i, i in (0, 3)) for i in range(4)]  # logged: every 3rd and the last
+    assert rec.events == [("start", 0), ("eval", 0), *steps[:2], ("eval", 2), *steps[2:],
+                          ("end", 4, "max_iters 4 reached"), ("close",)]  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "r0").iterdir()) == [
+        "checkpoint.pt", "log.jsonl", "loss.png"
+    ]  # fmt: skip
+    # another rank trains the same steps and writes nothing, calls no hook
+    monkeypatch.setattr(trainer_mod, "init_distributed", lambda d: trainer_mod.Distributed(1))
+    other = _Recorder()
+    res = Trainer(cfg, tmp_path / "r1", progress=False, hooks=[other]).fit(
+        torch.nn.Linear(4, 1), _TinyTask()
+    )
+    assert res.iters == 4 and other.events == [] and not (tmp_path / "r1").exists()
+
+
+def test_one_weight_decay_rule_for_every_model():
+    from attnlab.models import GPT, GPTConfig, Seq2Seq, Seq2SeqConfig
+    from attnlab.train.trainer import param_groups
+
+    gpt = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
+    s2s = Seq2Seq(Seq2SeqConfig(src_vocab=9, tgt_vocab=7, hidden=8, emb=4))
+    for model in (gpt, s2s):
+        groups = param_groups(model, 0.1)
+        decayed = {id(p) for p in groups[0]["params"]}
+        assert groups[0]["weight_decay"] == 0.1 and groups[1]["weight_decay"] == 0.0
+        for name, mod in model.named_modules():  # the rule, read from the modules' kinds
+            for pname, p in mod.named_parameters(recurse=False):
+                is_norm = isinstance(mod, torch.nn.LayerNorm)
+                expected = not is_norm and "bias" not in pname
+                assert (id(p) in decayed) == expected, f"{name}.{pname}"
+        total = {id(p) for p in model.parameters()}
+        assert decayed | {id(p) for p in groups[1]["params"]} == total  # each one, once
+
+
+def test_the_trainer_decays_weights_and_leaves_biases_alone():
+    class _ZeroGrad(_TinyTask):
+        def loss(self, model, batch):
+            return sum(p.sum() for p in model.parameters()) * 0.0  # zero gradients
+
+    lin = torch.nn.Linear(4, 3)
+    w0, b0 = lin.weight.detach().clone(), lin.bias.detach().clone()
+    cfg = TrainConfig(max_iters=1, lr=0.5, warmup_iters=0, weight_decay=0.2, batch_size=2,
+                      eval_interval=10**9, grad_clip=0)  # fmt: skip
+    Trainer(cfg, None, progress=False).fit(lin, _ZeroGrad())
+    assert torch.allclose(lin.weight, w0 * (1 - lr_at(0, cfg) * 0.2))  # AdamW's decoupled decay
+    assert torch.equal(lin.bias, b0)
+
+
+def test_tensorboard_log_holds_the_logged_losses(tmp_path):
+    pytest.importorskip("tensorboard", reason="tensorboard is not installed (attnlab[tensorboard])")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = TrainConfig(max_iters=6, eval_interval=3, log_interval=2, batch_size=4, tensorboard=True)
+    Trainer(cfg, tmp_path, progress=False).fit(torch.nn.Linear(4, 1), _TinyTask())
+    logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    acc = EventAccumulator(str(tmp_path / "tensorboard"))
+    acc.Reload()
+    got = [(e.step, e.value) for e in acc.Scalars("train/loss")]
+    want = [(r["iter"], r["loss"]) for r in logged if r["kind"] == "step"]
+    assert [s for s, _ in got] == [s for s, _ in want] == [0, 2, 4, 5]
+    assert np.allclose([v for _, v in got], [v for _, v in want], rtol=1e-5)
+    evals = [(e.step, e.value) for e in acc.Scalars("eval/val_loss")]
+    assert evals == [(0, 1.0), (3, 1.0), (6, 1.0)]
+
+
+def test_without_a_bar_a_long_run_says_early_how_long_it_has_left(tmp_path, capsys):
+    cfg = TrainConfig(max_iters=100, eval_interval=10**9, batch_size=4)
+    clock = _Clock()
+    Trainer(cfg, tmp_path / "a", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=1.0)
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "training: about 1.6 min left (94 more iterations at 1.00 s each, evaluation not counted)"
+    ]
+    capped = TrainConfig(max_iters=100, eval_interval=10**9, batch_size=4, max_seconds=40)
+    Trainer(capped, tmp_path / "b", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=1.0)
+    )
+    assert "about 34 s left" in capsys.readouterr().err  # the budget ends it first
+    Trainer(cfg, tmp_path / "c", progress=False, clock=clock).fit(
+        torch.nn.Linear(4, 1), _TinyTask(clock, step=0.01)
+    )
+    assert capsys.readouterr().err == ""  # a second to go: nothing to say

@@ -24,3 +24,15 @@ def status_kib(field: str) -> int:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
     raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's VmHWM to its current resident set (Linux: ``5`` written to
+    /proc/self/clear_refs), so the next reading is the peak of what runs after. False where
+    the kernel does not allow it (the mark then keeps the older peak)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False

@@ -1,10 +1,12 @@
 """``attnlab bench --ring N``: ring attention across N processes against one process.
 
 Each rank runs in its own process (gloo on the CPU), holds its shard of a causal sequence and
-times the forward pass (median of repeats). Reported per rank: time, peak extra memory (the
+times the forward pass (median of repeats). Reported per rank: time, the part of it spent
+computing its own blocks (the rest is waiting for blocks to arrive), peak extra memory (the
 growth of the process's peak RSS over its inputs) and bytes sent; per layout the balance
-(slowest / fastest rank). The one-process rows run the same blockwise code on the whole
-sequence, and torch's fused SDPA for reference.
+(busiest / idlest rank). Each call's compute is part of that call's time, so the median
+compute is never above the median time. The one-process rows run the same blockwise code on
+the whole sequence, and torch's fused SDPA for reference.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import socket
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +49,21 @@ def _time(fn, repeats: int) -> float:
     return statistics.median(timed(fn, repeats))
 
 
+def _time_and_compute(fn, repeats: int) -> tuple[float, float]:
+    """Median wall time and median compute time (``_Ring.compute_seconds`` during the call)
+    of ``repeats`` calls after a warm-up. Each call's compute is within its wall time, so the
+    medians keep that order."""
+    from ..nn import ring
+
+    fn()
+    walls, computes = [], []
+    for _ in range(repeats):
+        before = ring._Ring.compute_seconds
+        walls += timed(fn, 1)
+        computes.append(ring._Ring.compute_seconds - before)
+    return statistics.median(walls), statistics.median(computes)
+
+
 def _rank_worker(rank, world, port, T, heads, dim, layout, repeats, out_dir) -> None:
     import torch.distributed as dist
 
@@ -57,11 +75,11 @@ def _rank_worker(rank, world, port, T, heads, dim, layout, repeats, out_dir) -> 
     )
     q, k, v = (ring.shard_sequence(x, world, rank, layout=layout) for x in _inputs(T, heads, dim))
     base = _peak_mib()
-    ring._Ring.sent_bytes, ring._Ring.compute_seconds = 0, 0.0
+    ring._Ring.sent_bytes = 0
     with torch.no_grad():
-        t = _time(lambda: ring.ring_attention(q, k, v, is_causal=True, layout=layout), repeats)
+        attend = lambda: ring.ring_attention(q, k, v, is_causal=True, layout=layout)  # noqa: E731
+        t, compute = _time_and_compute(attend, repeats)
     sent = ring._Ring.sent_bytes / (repeats + 1) / 2**20
-    compute = ring._Ring.compute_seconds / (repeats + 1)
     row = RingRow(f"ring {layout}", T, rank, t, _peak_mib() - base, sent, compute)
     torch.save(row.__dict__, f"{out_dir}/{layout}-{rank}.pt")
     dist.destroy_process_group()
@@ -91,20 +109,34 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run(world: int, T: int, heads: int = 1, dim: int = 64, repeats: int = 3) -> list[RingRow]:
-    """Measure both layouts across ``world`` processes and one process, each in fresh processes."""
+PARTS = ("one process (blockwise)", "one process (torch-sdpa)", "ring contiguous", "ring zigzag")
+
+
+def run(
+    world: int,
+    T: int,
+    heads: int = 1,
+    dim: int = 64,
+    repeats: int = 3,
+    progress: Callable[[str], None] | None = None,
+) -> list[RingRow]:
+    """Measure both layouts across ``world`` processes and one process, each in fresh
+    processes; ``progress(line)`` hears of each of the four parts as it starts."""
     import torch.multiprocessing as mp
 
     from ..nn.ring import shard_positions
 
     shard_positions(T, world, 0, "zigzag")  # refuse lengths the layouts cannot split, up front
     ctx = mp.get_context("spawn")
+    say = progress or (lambda line: None)
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("blockwise", "torch-sdpa"):
+        for i, kind in enumerate(("blockwise", "torch-sdpa")):
+            say(f"T={T}: {PARTS[i]} [{i + 1}/4]")
             p = ctx.Process(target=_one_process, args=(T, heads, dim, repeats, tmp, kind))
             p.start()
             p.join()
-        for layout in ("contiguous", "zigzag"):
+        for i, layout in enumerate(("contiguous", "zigzag"), start=3):
+            say(f"T={T}: ring {layout}, {world} processes [{i}/4]")
             args = (world, _free_port(), T, heads, dim, layout, repeats, tmp)
             mp.spawn(_rank_worker, args=args, nprocs=world, join=True)
         return [RingRow(**torch.load(f, weights_only=True)) for f in sorted(Path(tmp).glob("*.pt"))]
@@ -126,7 +158,11 @@ def table(rows: list[RingRow], world: int) -> str:
         for r, is_ring in zip(rows, ring_row, strict=True)
     ]
     head = ["what", "T", "rank", "time s", "compute s", "peak MiB", "sent MiB/rank"]
-    lines = [text_table(head, body)]
+    note = (
+        "time: median wall time of a forward pass; compute: the part of it a rank spent on "
+        "its own blocks (the rest is waiting for blocks to arrive)"
+    )
+    lines = [text_table(head, body), note]
     for layout in ("contiguous", "zigzag"):
         work = [r.compute_s for r in rows if r.what == f"ring {layout}"]
         if work and min(work) > 0:

@@ -24,6 +24,9 @@ from .methods import METHODS
 
 @dataclass(frozen=True)
 class BenchConfig:
+    """What ``attnlab bench`` measures: lengths T, methods, heads, head width, dtype,
+    causality, timed repeats, and the optional plot or JSON output."""
+
     lengths: tuple[int, ...] = (1000, 2000, 4000, 8000)
     methods: tuple[str, ...] = ("naive", "tiled", "torch")
     heads: int = 8
@@ -37,6 +40,10 @@ class BenchConfig:
 
 @dataclass
 class Row:
+    """One (method, T) measurement: median time, growth per doubling, GFLOP/s and its share
+    of the matmul roof, peak extra memory (NumPy's traced allocations or the resident set's
+    growth, the larger), time relative to torch, and a note when skipped or failed."""
+
     method: str
     T: int
     time_s: float | None  # median

@@ -6,6 +6,8 @@ from ..bench.methods import METHODS
 from ._args import bounded_int, int_list, name_list, png_path, positive_int, progress_wanted
 
 NAME = "bench"
+RING_LENGTHS = (4096,)  # --ring's default: about a minute on 2 busy cores, process starts included
+RING_HEADS = 1
 
 
 def add_parser(sub) -> None:
@@ -22,8 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--lengths",
         type=int_list,
-        default=(1000, 2000, 4000, 8000),
-        help="comma-separated T values (default 1000,2000,4000,8000)",
+        help="comma-separated T values (default 1000,2000,4000,8000; with --ring: "
+        f"{','.join(map(str, RING_LENGTHS))})",
     )
     p.add_argument(
         "--methods",
@@ -31,7 +33,9 @@ def add_parser(sub) -> None:
         default=("naive", "tiled", "torch"),
         help="comma-separated (default naive,tiled,torch)",
     )
-    p.add_argument("--heads", type=positive_int, default=8, help="attention heads")
+    p.add_argument(
+        "--heads", type=positive_int, help=f"attention heads (default 8; with --ring: {RING_HEADS})"
+    )
     p.add_argument("--dim", type=positive_int, default=64, help="head width d (default 64)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32", help="floats")
     p.add_argument(
@@ -54,8 +58,9 @@ def add_parser(sub) -> None:
         type=bounded_int(2, 64),
         metavar="N",
         help="instead: causal ring attention across N processes (both layouts) against one "
-        "process, at each --lengths T (a multiple of 2N): time, peak memory and bytes sent per "
-        "rank, and the balance between ranks",
+        "process, at each --lengths T (a multiple of 2N): time, compute time, peak memory and "
+        "bytes sent per rank, and the balance between ranks (the defaults take about a minute "
+        "on 2 cores)",
     )
     p.set_defaults(run=run)
 
@@ -65,6 +70,8 @@ def run(a) -> int:
 
     if a.ring is not None:
         return _ring(a)
+    a.lengths = a.lengths or (1000, 2000, 4000, 8000)
+    a.heads = a.heads or 8
     cfg = bench.BenchConfig(
         a.lengths, a.methods, a.heads, a.dim, a.dtype, a.causal, a.repeats, a.plot, a.json
     )
@@ -78,16 +85,23 @@ def run(a) -> int:
 
 
 def _ring(a) -> int:
+    import sys
+
     from ..bench import ring
     from ..errors import UserError
     from ..nn.ring import shard_positions
 
+    a.lengths, a.heads = a.lengths or RING_LENGTHS, a.heads or RING_HEADS
     for T in a.lengths:  # refuse every length the layouts cannot split before measuring any
         try:
             shard_positions(T, a.ring, 0, "zigzag")
         except ValueError as e:
             raise UserError(f"--lengths {T}: {e}") from None
+
+    def say(line: str) -> None:
+        print(f"attnlab bench --ring {a.ring}: {line}", file=sys.stderr, flush=True)
+
     for T in a.lengths:
-        rows = ring.run(a.ring, T, heads=a.heads, dim=a.dim, repeats=a.repeats)
+        rows = ring.run(a.ring, T, heads=a.heads, dim=a.dim, repeats=a.repeats, progress=say)
         print(ring.table(rows, a.ring), end="\n\n")
     return 0

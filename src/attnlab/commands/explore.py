@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
         "output character, step by step. --playground writes lesson 1's example to play with.",
         epilog="examples: attnlab explore runs/gpt --text 'ROMEO:' --text 'To be' -o gpt.html | "
         "attnlab explore runs/date --text 'Saturday 9 May 2018' | "
-        "attnlab explore --playground --lang zh -o playground.html",
+        "attnlab explore --playground --lang zh -o playground.html | "
+        "attnlab explore --hf path/to/gpt2 --text 'The cat sat' -o gpt2.html",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a GPT or seq2seq run directory")
     p.add_argument(
@@ -31,7 +32,15 @@ def add_parser(sub) -> None:
         help="a text to explore (repeatable; default: the start of the run's probe text)",
     )
     p.add_argument("--playground", action="store_true", help="lesson 1's 床前明月光, live")
-    p.add_argument("-o", "--out", metavar="FILE.html", help="default RUN_DIR/explore.html")
+    p.add_argument(
+        "--hf",
+        metavar="MODEL_DIR",
+        help="instead of a run: a local transformers model folder (eager attention, its own "
+        "tokenizer, nothing downloaded; needs pip install 'attnlab[hf]')",
+    )
+    p.add_argument(
+        "-o", "--out", metavar="FILE.html", help="default RUN_DIR/explore.html (--hf: explore.html)"
+    )
     add_lang(p, "page")
     p.set_defaults(run=run)
 
@@ -39,15 +48,25 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from ..explore import explore
 
-    if a.playground == (a.run_dir is not None):
-        raise UserError("give a RUN_DIR, or --playground (not both)")
+    if [a.playground, a.run_dir is not None, a.hf is not None].count(True) != 1:
+        raise UserError("give one of RUN_DIR, --hf MODEL_DIR or --playground")
     if a.playground and a.text:
-        raise UserError("--text goes with a RUN_DIR, not --playground")
-    default = "playground.html" if a.playground else str(Path(a.run_dir) / "explore.html")
+        raise UserError("--text goes with a RUN_DIR or --hf, not --playground")
+    if a.hf is not None and not a.text:
+        raise UserError("--hf needs at least one --text")
+    source = a.hf if a.hf is not None else a.run_dir
+    default = "playground.html" if a.playground else str(Path(source) / "explore.html")
+    if a.hf is not None:
+        default = "explore.html"  # here, not inside someone's model folder
     out = Path(a.out or default)
     if out.is_dir():
         raise UserError(f"-o {out}: a folder, expected a file name such as {out / 'explore.html'}")
-    page = explore(a.run_dir, a.text, lang=a.lang, playground=a.playground)
+    if a.hf is not None:
+        from ..hf import explore_hf
+
+        page = explore_hf(a.hf, a.text, lang=a.lang)
+    else:
+        page = explore(a.run_dir, a.text, lang=a.lang, playground=a.playground)
     page.save(out)
     size = human_size(out.stat().st_size)
     print(f"wrote {out} ({size}); open it in a browser, no server needed")

@@ -6,6 +6,7 @@ import sys
 
 from ..catalog import DEVICES
 from ._args import nonneg_float, nonneg_int, positive_int, probability
+from ._threads import add_threads, apply_threads
 
 NAME = "sample"
 
@@ -28,6 +29,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--seed", type=nonneg_int, default=0, help="random seed")
     p.add_argument("--device", choices=DEVICES, default="cpu", help="where the model runs")
+    add_threads(p)
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -43,6 +45,7 @@ def run(a) -> int:
     from ..train.trainer import pick_device
 
     device = pick_device(a.device)
+    apply_threads(a.threads)
     model, tok, _ = load_run(a.run_dir, device)
     prompt = a.prompt if a.prompt is not None else ("\n" if "\n" in tok.chars else tok.chars[0])
     idx = torch.tensor([tok.encode(prompt)], dtype=torch.long, device=device)

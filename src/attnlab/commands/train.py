@@ -11,6 +11,7 @@ from ..catalog import SEQ2SEQ_MINUTES as DEFAULT_MINUTES
 from ..catalog import SEQ2SEQ_TRAIN as DEFAULT_TRAIN
 from ..errors import UserError
 from ._args import bounded_float, nonneg_int, positive_float, positive_int, progress_wanted
+from ._threads import add_threads, apply_threads
 
 NAME = "train"
 
@@ -48,7 +49,8 @@ def _common(p, default_out: str, default: Callable[[str], str]) -> None:
     p.add_argument(
         "--max-seconds",
         type=positive_float,
-        help="stop after this much training time, evaluation not counted (default: no limit)",
+        help="stop after this much training time in this invocation (a resumed run gets its "
+        "own), evaluation not counted (default: no limit)",
     )
     p.add_argument("--batch-size", type=positive_int, help=f"default {default('batch_size')}")
     p.add_argument(
@@ -61,6 +63,14 @@ def _common(p, default_out: str, default: Callable[[str], str]) -> None:
     )
     p.add_argument("--seed", type=nonneg_int, help="default 1337")
     p.add_argument("--device", choices=DEVICES, help="default auto (cuda if torch sees one)")
+    add_threads(p)
+    p.add_argument(
+        "--tensorboard",
+        action="store_true",
+        default=None,  # unset: a resumed run keeps its own choice
+        help="also log losses and LR for TensorBoard into --out/tensorboard (needs the "
+        "tensorboard package)",
+    )
 
 
 def _model(what: str, field: str) -> str:
@@ -137,7 +147,10 @@ def _seq2seq_default(key: str) -> str:
     return f"{DEFAULT_TRAIN[key]:g}{note}"
 
 
-TRAIN_FLAGS = ("max_iters", "batch_size", "lr", "eval_interval", "seed", "device", "max_seconds")
+TRAIN_FLAGS = (
+    *("max_iters", "batch_size", "lr", "eval_interval", "seed", "device", "max_seconds"),
+    "tensorboard",
+)
 
 
 def parse_sets(items: list[str] | None, model_cls: type, skip: set[str]) -> tuple[dict, dict]:
@@ -177,6 +190,7 @@ def run_gpt(a) -> int:
     model, train = parse_sets(a.set, GPTConfig, {"vocab_size"})
     model.update(_flags(a, ("block_size", "n_layer", "n_head", "n_embd", "dropout", "pos")))
     train.update(_flags(a, (*TRAIN_FLAGS, "context_parallel")))
+    apply_threads(a.threads)
     cfg = LMRunConfig(
         out=a.out,
         corpus=a.corpus,
@@ -193,7 +207,8 @@ def run_gpt(a) -> int:
         last = result.evals[-1] if result.evals else {}
         loss, ppl = last.get("val_loss", float("nan")), last.get("val_ppl", float("nan"))
         print(
-            f"{_state(result)}: iter {result.iters}, val loss {loss:.4f} (ppl {ppl:.2f}), "
+            f"{_state(result)}: iter {result.iters} ({result.stop_reason}), "
+            f"val loss {loss:.4f} (ppl {ppl:.2f}), "
             f"{result.tokens_per_s:,.0f} tokens/s; run in {a.out}"
         )
         _resume_hint(result, "gpt", a.out)
@@ -208,6 +223,7 @@ def run_seq2seq(a) -> int:
     model, train = parse_sets(a.set, Seq2SeqConfig, {"src_vocab", "tgt_vocab", "attention"})
     model.update(_flags(a, ("hidden", "emb")))
     train.update(_flags(a, TRAIN_FLAGS))
+    apply_threads(a.threads)
     cfg = Seq2SeqRunConfig(
         out=a.out,
         attention=a.attention,
@@ -223,7 +239,7 @@ def run_seq2seq(a) -> int:
     leave_distributed()  # under torchrun: every rank leaves the process group together
     last = result.evals[-1] if result.evals else {}
     print(
-        f"{_state(result)}: iter {result.iters}, val exact match "
+        f"{_state(result)}: iter {result.iters} ({result.stop_reason}), val exact match "
         f"{100 * last.get('exact_match', 0):.2f}%, per char {100 * last.get('char_acc', 0):.2f}%; "
         f"run in {a.out}"
     )

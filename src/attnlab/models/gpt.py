@@ -32,6 +32,9 @@ from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
 
 @dataclass
 class GPTConfig:
+    """A GPT's shape: vocabulary, context length (``block_size``), layers, heads (and key/value
+    heads for grouped-query attention), width, dropout, biases and the kind of positions."""
+
     vocab_size: int = 65
     block_size: int = 64
     n_layer: int = 4
@@ -65,6 +68,9 @@ def _drop(x: Tensor, p: float, training: bool) -> Tensor:
 
 
 class MLP(nn.Module):
+    """The feed-forward half of a block: x ``(B, T, C)`` -> Linear(C, 4C), GELU, Linear(4C, C),
+    dropout -> ``(B, T, C)``."""
+
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
@@ -76,6 +82,11 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
+    """One pre-LayerNorm transformer block: x + attention(LN(x)), then x + MLP(LN(x)).
+
+    forward: x ``(B, T, C)`` -> (x ``(B, T, C)``, weights ``(B, H, T, S)`` or None); with a
+    ``cache`` x holds the positions after those cached (S = cached + T)."""
+
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
@@ -103,6 +114,16 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
+    """A character-level GPT: token ids ``(B, T)`` -> next-token logits ``(B, T, vocab)``.
+
+    Token embedding (tied to the output head), positions (learned, sinusoidal or rotary),
+    ``n_layer`` pre-LayerNorm ``Block``s of causal ``MultiHeadAttention`` (grouped-query when
+    ``n_kv_head`` < ``n_head``) and MLP, a final LayerNorm. ``forward(idx, targets)`` returns
+    (logits, loss or None), with ``need_weights`` also each layer's weights ``(B, H, T, T)``;
+    ``generate`` yields new tokens ``(B,)`` one at a time, decoding with a KV cache. Build one
+    with ``GPT(GPTConfig(...))``, or load a trained run with ``attnlab.train.load_run``.
+    """
+
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.config = cfg
@@ -174,16 +195,6 @@ class GPT(nn.Module):
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
         return (logits, loss, weights) if need_weights else (logits, loss)
-
-    def optim_groups(self, weight_decay: float) -> list[dict]:
-        """AdamW groups: decay 2-D weights (matmuls, embeddings), not biases or norms."""
-        params = {n: p for n, p in self.named_parameters() if p.requires_grad}
-        decay = [p for p in params.values() if p.dim() >= 2]
-        no_decay = [p for p in params.values() if p.dim() < 2]
-        return [
-            {"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ]
 
     @torch.inference_mode()
     def generate(

@@ -1,6 +1,6 @@
 """Recurrent character LMs (RNN, LSTM, GRU): the baselines of the course's comparison table.
 
-Same interface as ``GPT``: ``forward(idx, targets=None) -> (logits, loss)``, ``optim_groups``,
+Same interface as ``GPT``: ``forward(idx, targets=None) -> (logits, loss)``,
 ``generate``. The hidden state carries the past, one step at a time (Elman 1990; Hochreiter &
 Schmidhuber 1997; Cho et al. 2014).
 """
@@ -23,6 +23,9 @@ CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
 @dataclass
 class RNNConfig:
+    """A recurrent LM's shape: cell kind (rnn, lstm, gru), vocabulary, embedding and hidden
+    widths, layers, dropout and the training window."""
+
     kind: str = "lstm"
     vocab_size: int = 65
     n_embd: int = 64
@@ -37,6 +40,9 @@ class RNNConfig:
 
 
 class CharRNN(nn.Module):
+    """A recurrent character LM: ids ``(B, T)`` -> logits ``(B, T, vocab)`` (and the state
+    with ``return_state``): embedding, ``n_layer`` RNN/LSTM/GRU layers, a linear head."""
+
     def __init__(self, cfg: RNNConfig):
         super().__init__()
         self.config = cfg
@@ -64,13 +70,6 @@ class CharRNN(nn.Module):
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         return (logits, loss, state) if return_state else (logits, loss)
-
-    def optim_groups(self, weight_decay: float) -> list[dict]:
-        params = list(self.parameters())
-        return [
-            {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
-            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
-        ]
 
     @torch.no_grad()
     def generate(

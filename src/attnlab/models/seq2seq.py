@@ -30,6 +30,10 @@ from ..nn import AdditiveAttention, LuongAttention
 
 @dataclass
 class Seq2SeqConfig:
+    """An encoder-decoder's shape: source and target vocabularies, the attention kind (one of
+    ``ATTENTION_KINDS``, "none" for the baseline), embedding, hidden and attention widths,
+    dropout."""
+
     src_vocab: int
     tgt_vocab: int
     attention: str = "bahdanau"
@@ -47,6 +51,14 @@ class Seq2SeqConfig:
 
 
 class Seq2Seq(nn.Module):
+    """An RNN encoder-decoder with attention (Bahdanau or Luong) or none.
+
+    A bidirectional GRU encodes the source ids ``(B, S)`` into states ``(B, S, 2H)``; a GRU cell
+    decodes one target position at a time, attending over them. ``forward(src, src_len,
+    tgt_in)`` returns logits ``(B, T, tgt_vocab)`` and the attention weights ``(B, T, S)`` (or
+    None); ``greedy`` decodes without targets.
+    """
+
     def __init__(self, cfg: Seq2SeqConfig):
         super().__init__()
         self.config = cfg

@@ -41,6 +41,9 @@ class KVCache:
         return self._len
 
     def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add keys and values ``(B, Hkv, T, D)`` after those cached; returns all of them
+        ``(B, Hkv, past + T, D)``. A cache serves one batch: another B, Hkv or D is an error."""
+        self._check(k, v)
         T = k.shape[-2]
         if self.max_len is None:
             self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, Hkv, S + T, D)
@@ -60,6 +63,23 @@ class KVCache:
         self._len += T
         return self.k, self.v
 
+    def _check(self, k: Tensor, v: Tensor) -> None:
+        if k.shape[:-2] != v.shape[:-2] or k.shape[-2] != v.shape[-2]:
+            raise ValueError(
+                f"KV cache: keys {tuple(k.shape)} and values {tuple(v.shape)} must share "
+                "(B, Hkv, T)"
+            )
+        held = self.k
+        if held is None:
+            return
+        if held.shape[:-2] != k.shape[:-2] or held.shape[-1] != k.shape[-1]:
+            B, H, D = held.shape[0], held.shape[1], held.shape[-1]
+            raise ValueError(
+                f"KV cache holds batch {B} x {H} kv heads x d {D}; got keys "
+                f"{tuple(k.shape)} (B, Hkv, T, D): a cache serves one batch, so start a new "
+                "KVCache for another batch size"
+            )
+
 
 @dataclass(frozen=True)
 class _Call:
@@ -70,11 +90,26 @@ class _Call:
     need_weights: bool
     cache: KVCache | None
     cross: bool
+    mask_shape: tuple[int, ...] = ()  # the mask's shape as given (for error messages)
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
     B, T, _ = x.shape
     return x.view(B, T, num_heads, -1).transpose(1, 2)  # (B, T, H*D) -> (B, H, T, D)
+
+
+def _check_mask(mask: Tensor, given: tuple[int, ...], B: int, H: int, T: int, S: int) -> None:
+    """A mask that does not broadcast to the scores ``(B, H, T, S)`` is a one-line error."""
+    shape = (1,) * (4 - mask.dim()) + tuple(mask.shape)  # (T, S) -> (1, 1, T, S)
+    fits = 2 <= mask.dim() <= 4 and all(
+        m in (1, n) for m, n in zip(shape, (B, H, T, S), strict=True)
+    )
+    if not fits:
+        raise ValueError(
+            f"attn_mask has shape {given}, which does not fit the scores (B={B}, "
+            f"H={H}, T={T}, S={S}): expected (T, S), (B, T, S) or (B, H, T, S) with each size "
+            "equal to those or 1"
+        )
 
 
 class MultiHeadAttention(nn.Module):
@@ -139,9 +174,10 @@ class MultiHeadAttention(nn.Module):
         Returns out ``(B, T, d_model)``, and weights ``(B, H, T, S)`` when ``need_weights``.
         """
         unbatched = x.dim() == 2
+        given = () if attn_mask is None else tuple(attn_mask.shape)
         x, kv, attn_mask = self._batched(x, context, attn_mask)
         q, k, v = self._project(x, kv, cross=context is not None)
-        call = _Call(attn_mask, is_causal, need_weights, cache, cross=context is not None)
+        call = _Call(attn_mask, is_causal, need_weights, cache, context is not None, given)
         backend = self._ring if context_parallel is not None else self._local
         out, weights = backend(q, k, v, call, context_parallel)  # (B, H, T, D), (B, H, T, S)
         B, H, T, D = out.shape
@@ -193,6 +229,9 @@ class MultiHeadAttention(nn.Module):
             if call.cross:
                 raise ValueError("a KV cache is for self-attention; got a context as well")
             past = len(call.cache)
+        if attn_mask is not None:
+            S = past + k.shape[-2]
+            _check_mask(attn_mask, call.mask_shape, q.shape[0], self.num_heads, q.shape[-2], S)
         if self.rotary is not None:
             q, k = self.rotary.pair(q, k, offset=past)
         if call.cache is not None:

@@ -35,6 +35,9 @@ class LMRow:
     sample: str
 
 
+KINDS = ("transformer", "rnn", "lstm", "gru")  # compare_lm's models, in table order
+
+
 def _models(vocab: int, block: int) -> dict[str, torch.nn.Module]:
     return {
         "transformer": GPT(
@@ -58,7 +61,7 @@ def compare_lm(
     seed: int = 0,
     block: int = 64,
     progress: bool = True,
-    kinds: tuple[str, ...] = ("transformer", "rnn", "lstm", "gru"),
+    kinds: tuple[str, ...] = KINDS,
 ) -> list[LMRow]:
     text = load_corpus(corpus)
     tok = CharTokenizer.from_text(text)
@@ -93,6 +96,31 @@ def compare_lm(
             LMRow(name, model.num_params(), res.iters, res.tokens_per_s, val, math.exp(val), sample)
         )
     return rows
+
+
+def estimate_lm_seconds(
+    corpus: str | None, budget_seconds: float, block: int = 64, kinds: tuple[str, ...] = KINDS
+) -> float:
+    """About how long ``compare_lm`` will take here: each model's budget plus its two
+    evaluations (2 x 2 x 50 forward passes of batch 16, timed now on one batch each) and its
+    80-token sample (timed on one step)."""
+    import time
+
+    vocab = CharTokenizer.from_text(load_corpus(corpus)).vocab_size
+    models = _models(vocab, block)
+    x, one = torch.zeros(16, block, dtype=torch.long), torch.zeros(1, 1, dtype=torch.long)
+    total = 0.0
+    with torch.no_grad():
+        for name in kinds:
+            m = models[name].eval()
+            m(x)  # warm up
+            t0 = time.perf_counter()
+            m(x)
+            t1 = time.perf_counter()
+            m(one)
+            t2 = time.perf_counter()
+            total += budget_seconds + 200 * (t1 - t0) + 80 * (t2 - t1)
+    return total
 
 
 def format_rows(rows: list[LMRow]) -> str:

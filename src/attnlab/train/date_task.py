@@ -44,6 +44,10 @@ def decode(model: Seq2Seq, text: str) -> tuple[str, torch.Tensor | None, list[fl
 
 
 class DateTask:
+    """The trainer's task for dates: batches of generated (human date, ISO date) pairs,
+    the loss of a ``Seq2Seq`` on them, exact-match and per-character evaluation on held-out
+    dates, and the attention on a probe date for the explorer."""
+
     def __init__(self, splits: DateSplits, seed: int = 0, n_val: int = 1000):
         self.splits = splits
         self.val = examples(splits.val[:n_val], seed + 1)

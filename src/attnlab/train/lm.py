@@ -80,6 +80,9 @@ class LMTask:
 
 @dataclass
 class LMRunConfig:
+    """A language-model run: where it goes, the corpus, the preset and overrides of its
+    model and training fields, and whether to resume or replace a run already there."""
+
     out: str = "runs/gpt"
     corpus: str | None = None  # None: the built-in corpus (new run), the run's own (resume)
     preset: str = "tiny"

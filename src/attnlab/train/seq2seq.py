@@ -27,6 +27,9 @@ from .translate import Translation, iso_problem, translate
 
 @dataclass
 class Seq2SeqRunConfig:
+    """A date-model run: where it goes, the attention kind, overrides of its model and
+    training fields, and whether to resume or replace a run already there."""
+
     out: str = "runs/seq2seq"
     attention: str | None = None  # None: bahdanau (new run), the run's own (resume)
     model: dict = field(default_factory=dict)

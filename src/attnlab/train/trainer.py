@@ -8,12 +8,14 @@ tokens it holds, and how to evaluate. The trainer owns the rest, in small named 
 gradients are averaged by DDP, and only rank 0 writes files.
 
 Time: the budget (``max_seconds``), the LR's time fraction (``decay_by_time``) and tokens/s all
-count training time only; evaluation time is kept out of all three.
+count training time only; evaluation time is kept out of all three. The budget counts this
+call's training time only (a resumed run gets its own ``max_seconds``); the LR's time fraction
+counts the whole run's, so a resumed schedule goes on where it stopped. Every stop records why
+(``TrainResult.stop_reason``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -29,13 +31,16 @@ from torch import Tensor, nn
 
 from ..config import from_dict as strict_from_dict
 from ..errors import UserError
-from . import probes
-from .checkpoint import load_checkpoint, load_weights, save_checkpoint
-from .rundir import clean_stale_temps, truncate_log
+from .checkpoint import load_checkpoint, load_weights
+from .hooks import Hook, rank0_hooks
 
 
 @dataclass
 class TrainConfig:
+    """How to train: steps and batch, AdamW and its LR schedule (warmup, cosine decay by steps
+    or by the time budget), clipping, evaluation and logging intervals, the time budget, seed,
+    device, context parallelism and the optional TensorBoard log."""
+
     max_iters: int = 500
     batch_size: int = 32
     lr: float = 1e-3
@@ -54,6 +59,7 @@ class TrainConfig:
     seed: int = 1337
     device: str = "auto"  # "cpu" | "cuda" | "auto"
     context_parallel: int = 1  # ranks that share each sequence (ring attention); see LMTask
+    tensorboard: bool = False  # also write TensorBoard events into RUN_DIR/tensorboard
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
@@ -92,6 +98,9 @@ class Task(Protocol):
 
 @dataclass
 class TrainResult:
+    """What ``Trainer.fit`` did: iterations reached, this call's losses, every evaluation,
+    tokens/s and training seconds, whether it was interrupted and why it stopped, the model."""
+
     iters: int
     train_losses: list[float] = field(default_factory=list)  # one per step run in this call
     evals: list[dict] = field(default_factory=list)
@@ -99,6 +108,7 @@ class TrainResult:
     seconds: float = 0.0
     interrupted: bool = False
     model: nn.Module | None = None  # the trained model itself (not a DDP wrapper)
+    stop_reason: str = ""  # why training stopped, in words: "max_iters 500 reached", ...
 
 
 def pick_device(name: str) -> torch.device:
@@ -149,6 +159,15 @@ def _on_every_rank(loop: _Loop, *flags: bool) -> tuple[bool, ...]:
     return tuple(bool(f) for f in t.tolist())
 
 
+def _iters_reason(start: int, max_iters: int) -> str:
+    if start >= max_iters:
+        return (
+            f"already at max_iters {max_iters}: the checkpoint is at iter {start}; "
+            "pass a larger --max-iters to train on"
+        )
+    return f"max_iters {max_iters} reached"
+
+
 def leave_distributed() -> None:
     """End this process's part in the process group that training joined (under torchrun), if
     any: the DDP wrappers collected first (a reducer freed after its group is destroyed can
@@ -179,8 +198,7 @@ class _Loop:
     start: int
     seconds_before: float  # training seconds of earlier runs (resume)
     result: TrainResult = field(default_factory=lambda: TrainResult(0))
-    log: Any = None
-    bar: Any = None
+    hooks: list[Hook] = field(default_factory=list)  # rank 0's side effects; none elsewhere
     it: int = 0
     lr: float = 0.0
     clock: Callable[[], float] = time.perf_counter  # seconds; tests pass a fake one
@@ -189,9 +207,29 @@ class _Loop:
     tokens: int = 0
     window: tuple[float, int] = (0.0, 0)  # (start time, tokens) since the last log line
 
+    def run_seconds(self) -> float:
+        """Training time of this call (this invocation), evaluation excluded."""
+        return self.clock() - self.t0 - self.eval_seconds
+
     def train_seconds(self) -> float:
         """Training time so far, earlier runs included, evaluation excluded."""
-        return self.seconds_before + self.clock() - self.t0 - self.eval_seconds
+        return self.seconds_before + self.run_seconds()
+
+    def emit(self, event: str, *args) -> None:
+        """Call ``event`` (``on_step``, ``on_eval``, ...) on every hook, in order."""
+        for hook in self.hooks:
+            getattr(hook, event)(self, *args)
+
+
+def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """AdamW groups under one rule for every model: decay the parameters of two or more
+    dimensions (matmul weights, embeddings, recurrent weight matrices), never biases or norm
+    gains (one dimension). Tied weights count once."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    return [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
 
 
 class Trainer:
@@ -203,6 +241,8 @@ class Trainer:
     goes into every checkpoint (configs, etc.). SIGINT and SIGTERM finish the step in flight,
     write a checkpoint and return with ``interrupted`` set.
 
+    Everything besides training is a hook (``attnlab.train.hooks``), run on rank 0 only: the
+    log, bar, checkpoints, probes, plot, TensorBoard, and any ``hooks`` the caller adds.
     ``should_stop(iters_done)`` asks for a stop as Ctrl-C would (a checkpoint, ``interrupted``);
     ``clock`` (default ``time.perf_counter``) is what the budget and tokens/s are measured with.
     """
@@ -215,16 +255,19 @@ class Trainer:
         progress: bool = True,
         should_stop: Callable[[int], bool] | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        hooks: list[Hook] | None = None,
     ):
         self.cfg, self.extra, self.progress = cfg, extra or {}, progress
         self.run_dir = None if run_dir is None else Path(run_dir)
         self.should_stop = should_stop
         self.clock = clock
+        self.hooks = list(hooks or [])
         self._interrupt = False
 
     def fit(self, model: nn.Module, task: Task, resume: bool = False) -> TrainResult:
         loop = self._setup(model, task, resume)
         try:
+            loop.emit("on_start")
             with self._signals():
                 for it in range(loop.start, self.cfg.max_iters):
                     loop.it = it
@@ -233,12 +276,12 @@ class Trainer:
                     self._log_step(loop, loss)
                     if self._should_stop(loop):
                         break
+                else:
+                    loop.result.stop_reason = _iters_reason(loop.start, self.cfg.max_iters)
                 self._finish(loop)
         finally:
-            if loop.bar is not None:
-                loop.bar.close()
-            if loop.log is not None:
-                loop.log.close()
+            for hook in loop.hooks:
+                hook.close()
         return loop.result
 
     # -- the steps -------------------------------------------------------------------------
@@ -249,11 +292,7 @@ class Trainer:
         if device.type == "cuda":
             device = torch.device("cuda", dist.local_rank)
         model.to(device)
-        groups = (
-            model.optim_groups(cfg.weight_decay)
-            if hasattr(model, "optim_groups")
-            else [{"params": list(model.parameters()), "weight_decay": cfg.weight_decay}]
-        )
+        groups = param_groups(model, cfg.weight_decay)
         opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
         data_rank = dist.rank // cfg.context_parallel  # ranks sharing sequences draw the same
         gen = torch.Generator().manual_seed(cfg.seed + data_rank)
@@ -269,8 +308,8 @@ class Trainer:
         loop.result = TrainResult(iters=start)
         loop.window = (loop.t0, 0)
         if dist.main:
-            loop.log = self._open_log(resume, start)
-            loop.bar = self._progress_bar(start)
+            own = rank0_hooks(cfg, self.run_dir, self.extra, self.progress, resume)
+            loop.hooks = own + self.hooks
         return loop
 
     def _restore(self, model, opt, gen, device, dist) -> tuple[int, float]:
@@ -289,17 +328,13 @@ class Trainer:
         return start, float(state.get("seconds", 0.0))
 
     def _maybe_evaluate(self, loop: _Loop, resume: bool) -> None:
-        """Every ``eval_interval`` steps: evaluate, log, checkpoint (not again right on resume)."""
+        """Every ``eval_interval`` steps: evaluate, then the hooks (log, checkpoint, probe, ...);
+        not again right on resume. Their time counts as evaluation, not training."""
         if loop.it % self.cfg.eval_interval or (resume and loop.it == loop.start):
             return
         t = loop.clock()
         ev = self._evaluate(loop, loop.it)
-        if loop.dist.main:
-            self._write(loop.log, {"kind": "eval", **ev})
-            self._save(loop, loop.it)
-            self._probe(loop, loop.it)
-            if loop.bar is not None:
-                loop.bar.set_postfix_str(f"val {ev['val_loss']:.3f}", refresh=False)
+        loop.emit("on_eval", ev)
         spent = loop.clock() - t
         loop.eval_seconds += spent
         loop.window = (loop.window[0] + spent, loop.window[1])
@@ -327,39 +362,45 @@ class Trainer:
         return value
 
     def _log_step(self, loop: _Loop, loss: float) -> None:
+        """The step to the hooks, with its log line every ``log_interval`` steps and at the
+        last one (loss, LR, tokens/s since the previous line)."""
         cfg, it = self.cfg, loop.it
-        if loop.dist.main and (it % cfg.log_interval == 0 or it == cfg.max_iters - 1):
+        record = None
+        if it % cfg.log_interval == 0 or it == cfg.max_iters - 1:
             now = loop.clock()
             tps = loop.window[1] / max(now - loop.window[0], 1e-9)
             loop.window = (now, 0)
-            record = {"kind": "step", "iter": it, "loss": round(loss, 5), "lr": loop.lr}
-            self._write(loop.log, {**record, "tokens_per_s": round(tps, 1)})
-            if loop.bar is not None:
-                loop.bar.set_postfix_str(f"loss {loss:.3f} · {tps:,.0f} tok/s", refresh=False)
-        if loop.bar is not None:
-            loop.bar.update(1)
+            record = {"iter": it, "loss": round(loss, 5), "lr": loop.lr}
+            record["tokens_per_s"] = round(tps, 1)
+        loop.emit("on_step", loss, record)
 
     def _should_stop(self, loop: _Loop) -> bool:
-        asked = self._interrupt or (self.should_stop is not None and self.should_stop(loop.it + 1))
+        """Stop on a signal, a caller's request or the time budget (this call's training time),
+        recording why; every rank stops at the same step."""
+        signal_seen = self._interrupt
+        asked = signal_seen or (self.should_stop is not None and self.should_stop(loop.it + 1))
         budget = self.cfg.max_seconds
-        spent = budget is not None and loop.train_seconds() >= budget
+        spent = budget is not None and loop.run_seconds() >= budget
         asked, spent = _on_every_rank(loop, asked, spent)
         loop.result.interrupted = asked
+        if asked:
+            loop.result.stop_reason = "Ctrl-C or SIGTERM" if signal_seen else "stop requested"
+        elif spent:
+            loop.result.stop_reason = (
+                f"time cap: {loop.run_seconds():.1f} s of training in this run, "
+                f"max_seconds {budget:g}"
+            )
         return asked or spent
 
     def _finish(self, loop: _Loop) -> None:
-        """The final evaluation, the result's numbers, the last checkpoint and the plot."""
+        """The final evaluation and the result's numbers, then the hooks (log, checkpoint,
+        probe, plot)."""
         result = loop.result
         result.model = loop.raw
         result.seconds = loop.train_seconds()
-        result.tokens_per_s = loop.tokens / max(result.seconds - loop.seconds_before, 1e-9)
+        result.tokens_per_s = loop.tokens / max(loop.run_seconds(), 1e-9)
         final = self._evaluate(loop, result.iters)
-        if loop.dist.main:
-            end = {"kind": "end", **final, "done": not result.interrupted}
-            self._write(loop.log, {**end, "interrupted": result.interrupted})
-            self._save(loop, result.iters, result.seconds)
-            self._probe(loop, result.iters)
-            self._plot()
+        loop.emit("on_end", final)
 
     # -- helpers ---------------------------------------------------------------------------
     def _time_fraction(self, train_seconds: float) -> float | None:
@@ -374,56 +415,6 @@ class Trainer:
         ev = {"iter": it, **{k: round(float(v), 5) for k, v in out.items()}}
         loop.result.evals.append(ev)
         return ev
-
-    def _probe(self, loop: _Loop, it: int) -> None:
-        """The task's attention on its probe text, saved for ``attnlab explore``'s slider."""
-        if self.run_dir is None or not hasattr(loop.task, "probe"):
-            return
-        loop.raw.eval()
-        with torch.no_grad():
-            arrays = loop.task.probe(loop.raw, loop.device)
-        loop.raw.train()
-        probes.save(self.run_dir, it, arrays)
-
-    def _save(self, loop: _Loop, it: int, seconds: float | None = None) -> None:
-        if self.run_dir is None:
-            return
-        state = {
-            "attnlab": 1,
-            "model": loop.raw.state_dict(),
-            "optimizer": loop.opt.state_dict(),
-            "iter": it,
-            "data_rng": loop.gen.get_state(),
-            "torch_rng": torch.get_rng_state(),
-            "train": self.cfg.to_dict(),
-            "seconds": loop.train_seconds() if seconds is None else seconds,
-            **self.extra,
-        }
-        save_checkpoint(state, self.run_dir / "checkpoint.pt")
-
-    def _open_log(self, resume: bool, start: int):
-        if self.run_dir is None:
-            return None
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        clean_stale_temps(self.run_dir)
-        if resume:
-            truncate_log(self.run_dir / "log.jsonl", start)
-            probes.drop_after(self.run_dir, start)
-        return open(self.run_dir / "log.jsonl", "a" if resume else "w", encoding="utf-8")
-
-    def _progress_bar(self, start: int):
-        if not self.progress:
-            return None
-        from tqdm import tqdm
-
-        total = self.cfg.max_iters
-        return tqdm(total=total, initial=start, desc="training", unit="it", dynamic_ncols=True)
-
-    @staticmethod
-    def _write(log, record: dict) -> None:
-        if log is not None:
-            log.write(json.dumps(record) + "\n")
-            log.flush()
 
     @contextmanager
     def _signals(self) -> Iterator[None]:
@@ -443,10 +434,3 @@ class Trainer:
         finally:
             for sig, h in old.items():
                 signal.signal(sig, h)
-
-    def _plot(self) -> None:
-        if self.run_dir is None:
-            return
-        from .curves import plot_log
-
-        plot_log(self.run_dir / "log.jsonl", self.run_dir / "loss.png")
