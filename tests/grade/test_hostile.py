@@ -326,6 +326,24 @@ def test_no_new_namespaces_and_no_memory_outside_the_limit():
     assert "memfd blocked EPERM" in out and "userns blocked" in out
 
 
+@pytest.mark.skipif(seccomp.program() is None, reason="no seccomp filter for this machine")
+def test_process_isolation_loads_the_same_filter():
+    """Without bwrap too: no new namespaces, no memfd (which the machine itself may allow). Only
+    the first lines of DOORS: in process isolation /tmp and /dev are the machine's own."""
+    doors = DOORS.split("fds = []")[0] + textwrap.dedent(
+        """
+        try:
+            os.memfd_create("x")
+            print("memfd LEAK")
+        except OSError as e:
+            print("memfd blocked", errno.errorcode[e.errno])
+        """
+    )
+    r = grade_source(RIGHT + doors, "self_attention", seed=3, isolation="process")
+    assert r.isolation == "process" and r.passed, report.text(r)
+    assert "LEAK" not in r.output and r.output.count("blocked") == 4, r.output
+
+
 def test_the_filter_is_a_valid_program_for_each_known_machine():
     """Structure only (the kernel is its judge above): whole instructions, every jump forward
     and inside the program, and the last instruction a return."""
