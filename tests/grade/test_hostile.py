@@ -225,6 +225,28 @@ def test_no_csv_field_starts_a_formula_under_any_separator(hostile_class, sep):
         assert all(ln.startswith('"') for ln in body.splitlines() if ln and ln[0] != "'")
 
 
+def test_csv_fields_are_neutral_even_for_separator_tricks():
+    """Values no grading produced, straight into the CSV: a formula after a separator that is
+    itself a formula start (``;<tab>=``), after ``|`` and newlines; and cutting twice is a no-op."""
+    from attnlab.grade.results import CheckResult, Report
+    from attnlab.grade.view import cut
+
+    tricks = [";\t=1+1", "a|+cmd", "x\n@SUM(A1)", "\r-2+3", "ok;-1"]
+    reports = [
+        Report("self_attention", False, 0.0, [CheckResult("c", False, t)], [], file=t + ".py",
+               error=t)
+        for t in tricks
+    ]  # fmt: skip
+    body = report.class_csv(reports)
+    for sep in (",", ";", "\t", "|"):
+        for row in csv.reader(io.StringIO(body), delimiter=sep):
+            for cell in row:
+                for line in cell.splitlines():
+                    assert not line.lstrip('"').startswith(("=", "+", "-", "@")), (sep, cell)
+    long = "B" * 50_000
+    assert cut(cut(long, 2000), 2000) == cut(long, 2000) and len(cut(long, 2000)) <= 2000
+
+
 def test_class_html_on_stdout_carries_no_escape_bytes(hostile_class):
     folder, _ = hostile_class
     out = subprocess.run(
@@ -324,6 +346,24 @@ def test_no_new_namespaces_and_no_memory_outside_the_limit():
     assert "LEAK" not in out, out
     assert out.count("blocked") == 7 and "memfds 0" in out, out
     assert "memfd blocked EPERM" in out and "userns blocked" in out
+
+
+@pytest.mark.skipif(seccomp.program() is None, reason="no seccomp filter for this machine")
+def test_process_isolation_loads_the_same_filter():
+    """Without bwrap too: no new namespaces, no memfd (which the machine itself may allow). Only
+    the first lines of DOORS: in process isolation /tmp and /dev are the machine's own."""
+    doors = DOORS.split("fds = []")[0] + textwrap.dedent(
+        """
+        try:
+            os.memfd_create("x")
+            print("memfd LEAK")
+        except OSError as e:
+            print("memfd blocked", errno.errorcode[e.errno])
+        """
+    )
+    r = grade_source(RIGHT + doors, "self_attention", seed=3, isolation="process")
+    assert r.isolation == "process" and r.passed, report.text(r)
+    assert "LEAK" not in r.output and r.output.count("blocked") == 4, r.output
 
 
 def test_the_filter_is_a_valid_program_for_each_known_machine():

@@ -25,7 +25,7 @@ from .view import clean, safe, text
 from .words import word
 
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-FORMULA = re.compile(r"(^|[;,|\t\n\r])([=+\-@\t\r])")
+FORMULA = re.compile(r"(?<![^;,|\t\n\r])(?=[=+\-@\t\r])")  # at the start or after a separator
 
 
 def _xml(s: str | None) -> str:
@@ -34,7 +34,7 @@ def _xml(s: str | None) -> str:
 
 def _cell(value: object) -> str:
     """A CSV field no spreadsheet reads as a formula, under any separator."""
-    return FORMULA.sub(r"\1'\2", clean(str(value)))
+    return FORMULA.sub("'", clean(str(value)))
 
 
 def to_json(r: Report) -> str:

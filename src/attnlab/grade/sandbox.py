@@ -334,7 +334,7 @@ def _collect(proc, out_r: int, layout: stream.Layout, timeout: float, level: str
     pipes = _Pipes(fds, caps)
     start = time.monotonic()
     try:
-        finished = pipes.pump(start + timeout)
+        finished = _pump_while_alive(proc, pipes, start + timeout)
         if not finished and proc.poll() is None:
             return _timed_out(proc, pipes, level)
         try:
@@ -351,6 +351,20 @@ def _collect(proc, out_r: int, layout: stream.Layout, timeout: float, level: str
         why = f"it sent back more than the {cap} bytes its answers can take"
         return _result(pipes, level, crashed=why)
     return _parse(pipes, proc.returncode, layout, level)
+
+
+def _pump_while_alive(proc: subprocess.Popen, pipes: _Pipes, until: float) -> bool:
+    """Read until every pipe closes (True), or the child exits (True, after half a second more
+    to drain: a process that still holds a pipe is a leftover of the submission, killed next,
+    and no longer holds the grading to its full timeout), or ``until`` passes (False)."""
+    while True:
+        if pipes.pump(min(until, time.monotonic() + 0.2)):
+            return True
+        if proc.poll() is not None:
+            pipes.pump(time.monotonic() + 0.5)
+            return True
+        if time.monotonic() >= until:
+            return False
 
 
 def _timed_out(proc: subprocess.Popen, pipes: _Pipes, level: str) -> RunResult:

@@ -52,11 +52,12 @@ def shown_name(name: str | None) -> str:
 
 
 def cut(s: str, most: int) -> str:
-    """``s`` with its middle cut to ``most`` characters, saying how many were cut."""
+    """``s`` with its middle cut, saying how many characters were cut: at most ``most``
+    characters in all, so cutting again changes nothing."""
     if len(s) <= most:
         return s
-    half = most // 2
-    return f"{s[:half]}\n... ({len(s) - 2 * half} characters cut) ...\n{s[-half:]}"
+    half = max(0, (most - 48) // 2)  # the note takes at most 48
+    return f"{s[:half]}\n... ({len(s) - 2 * half} characters cut) ...\n{s[len(s) - half :]}"
 
 
 def safe(r: Report) -> Report:
