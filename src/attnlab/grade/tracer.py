@@ -140,15 +140,17 @@ def _own(events: list, right: list) -> list:
 
 
 def locate(learner: list, wrong: list):
-    """The learner's first line that holds the value of one of the version's events ``wrong``
-    (one whose variable has the same name as the version's, if any line has such a one: two
-    arrays of equal numbers, such as K and a V made from W_K, are told apart by name); None
-    when no line of theirs does. (A value the mistake makes by leaving a step out may equal an
-    earlier right value: the line named is then the one that should have gone on, as in
-    ``s = Q @ K.T`` without the scale; a line that does two steps at once holds a later value
-    of the version's.)"""
-    found = [(e, w) for e in learner for w in wrong if _close(e.value, w.value)]
-    named = [e for e, w in found if e.name.lower() == w.name.lower()]
-    if named:
-        return named[0].line
-    return found[0][0].line if found else None
+    """The learner's first line that holds the value of one of the version's events ``wrong``;
+    None when no line of theirs does. Where several of their lines hold that same value (K,
+    and a V made from W_K), the one whose variable is named as the version's wins. (A value
+    the mistake makes by leaving a step out may equal an earlier right value: the line named
+    is then the one that should have gone on, as in ``s = Q @ K.T`` without the scale; a line
+    that does two steps at once holds a later value of the version's.)"""
+    for e in learner:
+        hit = next((w for w in wrong if _close(e.value, w.value)), None)
+        if hit is None:
+            continue
+        same = [x for x in learner if _close(x.value, hit.value)]
+        named = [x for x in same if x.name.lower() == hit.name.lower()]
+        return (named or same)[0].line
+    return None
