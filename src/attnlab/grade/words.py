@@ -30,9 +30,11 @@ WORDS = {
     ),
     "bwrap": Text("isolation: bwrap sandbox", "隔離：bwrap サンドボックス", "隔离：bwrap 沙箱"),
     "process": Text(
-        "isolation: process only (no bwrap): the code ran with your user's rights",
-        "隔離：プロセスのみ（bwrap なし）：コードはあなたのユーザー権限で実行されました",
-        "隔离：仅进程（没有 bwrap）：代码以你的用户权限运行",
+        "isolation: process only (no bwrap): the code ran outside a sandbox, as a user of its "
+        "own when grading as root, otherwise with your user's rights",
+        "隔離：プロセスのみ（bwrap なし）：コードはサンドボックスの外で実行されました。root で採点した"
+        "ときは専用のユーザーとして、それ以外はあなたのユーザー権限で動いています",
+        "隔离：仅进程（没有 bwrap）：代码在沙箱之外运行；以 root 评分时使用专门的用户，否则以你的用户权限运行",
     ),
     "in-process": Text(
         "ran in this process (your own code, on your own machine)",
