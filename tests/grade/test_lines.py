@@ -157,3 +157,21 @@ def test_an_integer_buffer_and_a_half_precision_cast_are_shown_where_they_start(
     )
     r = check(_load(tmp_path, half), seed=0)
     assert r.mistakes[0] == "low_precision" and r.lines["low_precision"] == [5]
+
+
+def test_a_long_loop_sends_no_more_values_than_the_parent_reads():
+    """A loop of many lines (and returns) stops at MAX_EVENTS, so a right loop-style answer is
+    never 'malformed results'."""
+    from attnlab.grade import grade_file
+    from attnlab.grade.tracer import MAX_EVENTS
+
+    def f(x):
+        for _ in range(3 * MAX_EVENTS):
+            x = x + 1.0
+        return x, x
+
+    _, events = record(f, (np.zeros(2),), {}, {f.__code__.co_filename})
+    assert len(events) == MAX_EVENTS
+    corpus = __import__("pathlib").Path(__file__).parent / "submissions"
+    r = grade_file(corpus / "self_attention__pass__loops.py", isolation="process")
+    assert r.passed, r.checks

@@ -100,7 +100,7 @@ def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) ->
         result = fn(*args, **kwargs)
     finally:
         sys.settrace(old)
-    return result, events
+    return result, events[:most]  # arguments and returned values are added a call at a time
 
 
 def _close(a, b) -> bool:
