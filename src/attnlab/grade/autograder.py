@@ -16,6 +16,7 @@ from ..errors import UserError
 from ..files import atomic_write_text
 from ..wheel import build_wheel
 from .exercises import EXERCISES
+from .grader import DEFAULT_SEED
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox). Where
@@ -42,6 +43,9 @@ RUN = """#!/usr/bin/env bash
 # then the code runs with process isolation, as an unprivileged uid of its own whose every
 # process is killed before results.json is written (atomically, in a folder it cannot write).
 ALLOW_PROCESS_ISOLATION="${{ATTNLAB_ALLOW_PROCESS_ISOLATION:-{allow}}}"
+# The random cases' seed: fixed, so a regrade gives every student the same score (results.json
+# records it and attnlab's version). Change it here for another set of cases.
+SEED={seed}
 set -uo pipefail
 root="${{AUTOGRADER:-/autograder}}"
 attnlab="${{ATTNLAB:-$root/venv/bin/attnlab}}"
@@ -55,7 +59,7 @@ if [ -z "$file" ]; then
         > "$root/results/results.json"
     exit 0
 fi
-$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} ${{flags[@]+"${{flags[@]}}"}} \\
+$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
     -o "$root/results/results.json"
 status=$?
 [ "$status" -le 1 ] || echo "attnlab grade exited with $status" >&2
@@ -82,6 +86,7 @@ def write_autograder(
     lang: str = "en",
     wheel: bool = True,
     allow_process_isolation: bool = False,
+    seed: int = DEFAULT_SEED,
 ) -> list[Path]:
     """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
     ``wheel``) attnlab's wheel, which setup.sh installs. Without a sandbox the autograder
@@ -95,7 +100,7 @@ def write_autograder(
     files = {
         "setup.sh": SETUP.format(version=__version__),
         "run_autograder": RUN.format(
-            exercise=exercise, lang=lang, allow=int(allow_process_isolation)
+            exercise=exercise, lang=lang, allow=int(allow_process_isolation), seed=seed
         ),
         "README.txt": README.format(exercise=exercise, signature=sig),
     }

@@ -37,6 +37,14 @@ def _cell(value: object) -> str:
     return FORMULA.sub(r"\1'\2", clean(str(value)))
 
 
+def provenance(reports: list[Report]) -> tuple[str, str]:
+    """(seeds, attnlab versions) of ``reports``, each the distinct values joined by ``;``: what
+    a grading needs to be repeated exactly (one seed and one version for a class graded at once)."""
+    seeds = dict.fromkeys(str(r.seed) for r in reports if r.seed is not None)
+    versions = dict.fromkeys(r.version for r in reports)
+    return ";".join(seeds), ";".join(versions)
+
+
 def to_json(r: Report) -> str:
     return json.dumps(safe(r).to_dict(), indent=2, ensure_ascii=False)
 
@@ -54,6 +62,9 @@ def junit(reports: list[Report]) -> str:
             failures=str(sum(not c.passed for c in checks)),
             errors=str(int(bool(r.error))),
         )
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="seed", value=str(r.seed))
+        ET.SubElement(props, "property", name="attnlab_version", value=_xml(r.version))
         if r.error:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name="grader")
             ET.SubElement(case, "error", message=_xml(r.error)).text = _xml(r.error)
@@ -79,7 +90,8 @@ def _csv(header: list[str], rows: list[list]) -> str:
 
 
 def class_csv(reports: list[Report]) -> str:
-    header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error"]
+    header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error", "seed"]
+    header.append("attnlab_version")
     reports = [safe(r) for r in reports]
     rows = [
         [
@@ -90,6 +102,8 @@ def class_csv(reports: list[Report]) -> str:
             ";".join(r.mistakes),
             r.isolation,
             r.error or "",
+            "" if r.seed is None else r.seed,
+            r.version,
         ]
         for r in reports
     ]
@@ -130,9 +144,10 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         }
         for c in scored
     ]
-    lines = [f"{r.exercise}: {'PASSED' if r.passed else 'FAILED'} (seed {r.seed})"]
+    verdict = "PASSED" if r.passed else "FAILED"
+    lines = [f"{r.exercise}: {verdict} (seed {r.seed}, attnlab {r.version})"]
     if r.error:  # not graded at all (a refusal, or the grader broke): say that, not FAILED
-        lines = [f"{r.exercise}: NOT GRADED: {r.error}"]
+        lines = [f"{r.exercise}: NOT GRADED (attnlab {r.version}): {r.error}"]
     lines += [f"{m}: {r.hints.get(m, '')}" for m in r.mistakes]
     if r.output:
         lines += ["", "printed output:", clean(r.output)]
@@ -142,7 +157,12 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"mistakes": r.mistakes, "isolation": r.isolation},
+        "extra_data": {
+            "mistakes": r.mistakes,
+            "isolation": r.isolation,
+            "seed": r.seed,
+            "attnlab_version": r.version,
+        },
     }
 
 
@@ -175,13 +195,15 @@ def gradebook(reports: list[Report]) -> str:
     reports = [safe(r) for r in reports]
     exercises, book = gradebook_rows(reports)
     mistakes = mistakes_by_student(reports)
+    seeds, versions = provenance(reports)
     rows = []
     for student, row in book.items():
         cells = [f"{row[e]:.4f}" if e in row else "" for e in exercises]
         mean = sum(row.get(e, 0.0) for e in exercises) / max(1, len(exercises))
         ids = [";".join(mistakes[student].get(e, [])) for e in exercises]
-        rows.append([student, *cells, f"{mean:.4f}", *ids])
+        rows.append([student, *cells, f"{mean:.4f}", *ids, seeds, versions])
     header = ["student", *exercises, "mean", *(f"{e} mistakes" for e in exercises)]
+    header += ["seed", "attnlab_version"]
     return _csv(header, rows)
 
 
@@ -227,6 +249,8 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
         for student, row in book.items()
     )
     rate = word("rate", lang, passed=passed, n=n, share=passed / n) if n else word("none", lang)
+    seeds, versions = provenance(reports)
+    graded = f"{word('seed', lang)} {seeds or '-'}, attnlab {versions or '-'}"
     w = {k: e(word(k, lang)) for k in HTML_WORDS}
     return f"""<!doctype html>
 <html lang="{e(lang)}"><head><meta charset="utf-8">
@@ -234,6 +258,7 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
 <title>attnlab: {w["class_report"]}</title><style>{CSS}</style></head><body>
 <h1>{w["class_report"]}</h1>
 <p id="rate">{e(rate)}</p>
+<p id="provenance">{e(graded)}</p>
 <h2>{w["scores"]}</h2><table id="distribution"><tr><th>{w["score"]}</th><th>{w["submissions"]}</th><th></th></tr>{dist}</table>
 <h2>{w["by_frequency"]}</h2>
 <table id="mistakes"><tr><th>{w["mistake"]}</th><th>{w["submissions"]}</th><th>{w["hint"]}</th></tr>{mistakes}</table>
