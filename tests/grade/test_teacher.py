@@ -6,11 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from attnlab import __version__
-from attnlab.grade import check, report
+from attnlab.grade import check, grade_class, report
 from attnlab.grade.grader import DEFAULT_SEED
 
 CORPUS = Path(__file__).parent / "submissions"
@@ -57,3 +60,129 @@ def test_every_format_records_the_seed_and_the_version():
     gs = json.loads(report.render([r], "gradescope"))
     assert gs["extra_data"]["seed"] == 7 and gs["extra_data"]["attnlab_version"] == __version__
     assert f"(seed 7, attnlab {__version__})" in gs["output"].splitlines()[0]
+
+
+# ---- classes as they are handed in -------------------------------------------------------------
+
+SCRATCH = "import numpy as np\n\nx = np.ones(3)  # trying things out\nprint(x.sum())\n"
+UTILS = (
+    "import numpy as np\n\n\ndef stable_exp(s):\n    return np.exp(s - s.max(-1, keepdims=True))\n"
+)
+
+
+def _class(folder: Path) -> Path:
+    layout = {
+        "alice/self_attention.py": "self_attention__pass__vectorized",
+        "bob/self_attention.py": "self_attention__missing_scale__no_sqrt",
+        "bob/softmax_rows.py": "softmax_rows__pass__basic",  # not assigned: an extra
+        "dave/attempt1.py": "self_attention__pass__vectorized",  # the best attempt, first
+        "dave/attempt2.py": "self_attention__mask_orientation__triu",
+    }
+    for rel, source in layout.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CORPUS / f"{source}.py", folder / rel)
+    (folder / "alice" / "aa_scratch.py").write_text(SCRATCH)  # first by name, defines nothing
+    (folder / "alice" / "utils.py").write_text(UTILS)  # a helper module
+    (folder / "carol").mkdir()  # handed in nothing
+    return folder
+
+
+@pytest.fixture(scope="module")
+def handed_in(tmp_path_factory):
+    folder = _class(tmp_path_factory.mktemp("handed_in"))
+    done = grade_class(folder, isolation="process", allow_unsandboxed=True, jobs=2)
+    return folder, done
+
+
+def _book(reports, klass) -> dict[str, dict]:
+    rows = csv.DictReader(io.StringIO(report.gradebook(reports, klass)))
+    return {r["student"]: r for r in rows}
+
+
+def test_each_file_is_found_by_the_function_it_defines_and_helpers_are_ignored(handed_in):
+    _, done = handed_in
+    graded = {(r.file, r.exercise) for r in done.reports}
+    assert graded == {
+        ("alice/self_attention.py", "self_attention"),
+        ("bob/self_attention.py", "self_attention"),
+        ("bob/softmax_rows.py", "softmax_rows"),
+        ("dave/attempt1.py", "self_attention"),
+        ("dave/attempt2.py", "self_attention"),
+    }  # aa_scratch.py (first by name) and utils.py are never graded, never "unknown"
+    alice = next(r for r in done.reports if r.file.startswith("alice/"))
+    assert alice.passed and alice.score == 1.0  # the right file scored, not the scratch file
+    assert sorted(done.ignored) == [
+        "alice/aa_scratch.py (a helper: defines no exercise function)",
+        "alice/utils.py (a helper: defines no exercise function)",
+    ]
+    assert done.students == ["alice", "bob", "carol", "dave"]  # the empty folder too
+    summary = report.class_summary(done.reports, klass=report.ClassInfo(ignored=done.ignored))
+    (line,) = [ln for ln in summary.splitlines() if ln.startswith("ignored 2: ")]
+    assert "alice/aa_scratch.py" in line and "alice/utils.py" in line
+
+
+def test_the_gradebook_means_over_the_assigned_exercises_with_a_row_per_student(handed_in):
+    _, done = handed_in
+    seen = report.ClassInfo(done.students)  # nothing assigned: every exercise handed in
+    by = _book(done.reports, seen)
+    assert "unknown" not in next(iter(by.values())) and set(by) == {"alice", "bob", "carol", "dave"}
+    assert by["alice"]["mean"] == "0.5000"  # bob's extra softmax_rows counts for everyone here
+    assert by["carol"]["status"] == "missing" and by["carol"]["self_attention"] == ""
+    roster = ["alice", "bob", "carol", "dave", "erin"]
+    assigned = report.ClassInfo(roster, ["self_attention"], done.ignored, roster)
+    by = _book(done.reports, assigned)
+    assert [k for k in next(iter(by.values())) if k in ("softmax_rows", "self_attention")] == [
+        "self_attention"
+    ]
+    assert by["alice"]["mean"] == "1.0000"  # not halved by another student's extra exercise
+    bob = next(r for r in done.reports if r.file == "bob/self_attention.py")
+    assert by["bob"]["mean"] == f"{bob.score:.4f}" and by["bob"]["status"] == ""
+    assert by["erin"]["status"] == "missing" and by["erin"]["mean"] == "0.0000"
+    # two attempts: the best score beside that attempt's own mistakes (none), not the other's
+    assert by["dave"]["self_attention"] == "1.0000"
+    assert by["dave"]["self_attention mistakes"] == ""
+    page = report.class_html(done.reports, klass=assigned)
+    assert "erin <i>(missing)</i>" in page and "id=ignored" in page
+
+
+def test_exercises_and_roster_from_the_command_line(tmp_path, capsys):
+    from attnlab.cli import main
+
+    folder = _class(tmp_path / "class")
+    (tmp_path / "roster.txt").write_text("# period 3\nalice\nbob\ncarol\ndave\nerin\n\n")
+    out = tmp_path / "book.csv"
+    argv = ["grade", str(folder), "--exercises", "self_attention", "--roster",
+            str(tmp_path / "roster.txt"), "--no-sandbox", "--format", "gradebook", "-o", str(out)]  # fmt: skip
+    assert main(argv) == 1  # bob and one of dave's attempts fail
+    err = capsys.readouterr().err
+    by = {r["student"]: r for r in csv.DictReader(io.StringIO(out.read_text()))}
+    assert set(by) == {"alice", "bob", "carol", "dave", "erin"}
+    assert by["alice"]["mean"] == "1.0000" and "softmax_rows" not in by["alice"]
+    assert by["erin"]["status"] == "missing" and by["dave"]["self_attention mistakes"] == ""
+    assert "bob/softmax_rows.py (defines softmax_rows, not assigned)" in err
+    assert main(["grade", str(folder), "--exercises", "self_attention,nope"]) == 2
+    assert "--exercises 'self_attention,nope': expected names from" in capsys.readouterr().err
+
+
+def test_gradescope_grades_the_file_that_defines_the_function(tmp_path):
+    from attnlab.cli import main
+
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "aa_scratch.py").write_text(SCRATCH)  # what run_autograder used to grade
+    shutil.copy(CORPUS / "self_attention__pass__vectorized.py", sub / "self_attention.py")
+    out = tmp_path / "results.json"
+    argv = ["grade", str(sub), "--exercise", "self_attention", "--format", "gradescope",
+            "--no-sandbox", "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    res = json.loads(out.read_text())
+    assert res["score"] == 100.0 and "aa_scratch.py (a helper" in res["output"]
+    (sub / "self_attention.py").unlink()  # only the scratch file: graded, a zero that says why
+    assert main(argv) == 1
+    res = json.loads(out.read_text())
+    assert res["score"] == 0 and "no function named 'self_attention'" in res["tests"][0]["output"]
+    (sub / "aa_scratch.py").unlink()
+    (sub / "notes.txt").write_text("nothing")  # no Python at all: still a results.json, a zero
+    assert main(argv) == 1
+    res = json.loads(out.read_text())
+    assert res["score"] == 0 and "no file defines self_attention()" in res["tests"][0]["output"]

@@ -59,7 +59,9 @@ if [ -z "$file" ]; then
         > "$root/results/results.json"
     exit 0
 fi
-$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
+# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
+# for it), and results.json names the files it ignored (helpers, scratch files)
+$attnlab grade "$root/submission" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
     -o "$root/results/results.json"
 status=$?
 [ "$status" -le 1 ] || echo "attnlab grade exited with $status" >&2
@@ -69,7 +71,10 @@ exit 0
 README = """Gradescope autograder for the attnlab exercise '{exercise}'.
 
 Zip the files of this folder (not the folder itself) and upload the zip as the assignment's
-autograder. Students submit one .py or .ipynb defining {signature}.
+autograder. Students submit a .py or .ipynb defining {signature}; the file that defines it is
+graded (then one named {exercise}.py), whatever else they hand in (results.json lists the files
+ignored). The random cases' seed is fixed (SEED={seed} in run_autograder): a regrade gives the
+same score, and results.json records the seed and attnlab's version.
 setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI).
 Each submission runs in a bubblewrap sandbox. Where Gradescope's container cannot create one,
 run_autograder refuses to grade (results.json says why, score 0): set ALLOW_PROCESS_ISOLATION=1
@@ -102,7 +107,7 @@ def write_autograder(
         "run_autograder": RUN.format(
             exercise=exercise, lang=lang, allow=int(allow_process_isolation), seed=seed
         ),
-        "README.txt": README.format(exercise=exercise, signature=sig),
+        "README.txt": README.format(exercise=exercise, signature=sig, seed=seed),
     }
     written = []
     for name, text in files.items():
