@@ -103,9 +103,10 @@ def pick(files: list[_File], assigned: list[str] | None):
     """One student's files -> ([(file, exercise)] to grade, ["rel (why)"] ignored).
 
     Each exercise's file: the files made for it (``own``), else those defining its function,
-    else those named for it; several are attempts, all graded. A student's only file that
-    defines no exercise function is graded as the one assigned exercise left (so a renamed
-    function gets its ``missing_function`` report); any other such file is a helper."""
+    else those named for it; several are attempts, all graded. When one assigned exercise is
+    left without a file, the files that define no exercise function are graded as it (a renamed
+    function gets its ``missing_function`` report, an unreadable file its reason: the exercise
+    scores 0 either way); otherwise such files are helpers, never graded."""
     targets = assigned or list(dict.fromkeys(f.own for f in files if f.own))
     plan: list[tuple[_File, str]] = []
     for ex in targets:
@@ -118,9 +119,9 @@ def pick(files: list[_File], assigned: list[str] | None):
     used = {id(f) for f, _ in plan}
     left = [f for f in files if id(f) not in used]
     unmatched = [ex for ex in targets if ex not in {e for _, e in plan}]
-    if assigned and len(left) == 1 == len(unmatched) and not left[0].defined:
-        plan.append((left[0], unmatched[0]))
-        left = []
+    if assigned and len(unmatched) == 1:
+        plan += [(f, unmatched[0]) for f in left if not f.defined]
+        left = [f for f in left if f.defined]
     ignored = [f"{f.rel} ({_why_ignored(f, assigned)})" for f in left]
     return plan, ignored
 
