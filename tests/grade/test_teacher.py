@@ -186,3 +186,20 @@ def test_gradescope_grades_the_file_that_defines_the_function(tmp_path):
     assert main(argv) == 1
     res = json.loads(out.read_text())
     assert res["score"] == 0 and "no file defines self_attention()" in res["tests"][0]["output"]
+
+
+def test_gradescope_never_follows_a_link_named_for_the_exercise(tmp_path):
+    from attnlab.cli import main
+
+    secret = tmp_path / "teacher_key.py"
+    secret.write_text("TOKEN = 'sk-teacher-only'\n")
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "self_attention.py").symlink_to(secret)  # picked by its name, refused, never read
+    out = tmp_path / "results.json"
+    argv = ["grade", str(sub), "--exercise", "self_attention", "--format", "gradescope",
+            "--no-sandbox", "-o", str(out)]  # fmt: skip
+    assert main(argv) == 1
+    body = out.read_text()
+    assert json.loads(body)["score"] == 0 and "not a regular file" in body
+    assert "sk-teacher-only" not in body

@@ -119,7 +119,7 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from .. import grade
     from ..grade import report
-    from ..grade.grader import internal_error
+    from ..grade.grader import grade_text, internal_error
 
     path = Path(a.path)
     if not path.exists():
@@ -146,12 +146,13 @@ def run(a) -> int:
         isolation="process" if a.no_sandbox else "auto",
         hint_level=a.hint_level,
     )
-    klass, notes = None, []
+    klass, notes, picked = None, [], None
     if path.is_dir() and a.format == "gradescope":  # one student's hand-in: find the file
-        path, notes = _one_students_file(path, a.exercise)
-        if path is None:
-            reports = [_nothing_for(a.exercise, notes, a.lang, seed)]
+        picked, notes = _one_students_file(path, a.exercise)
+        if picked is None or picked.submission is None:  # nothing, or a link/unreadable file
+            reports = [_nothing_for(a.exercise, notes, seed, picked)]
             return _emit(reports, a, klass, single=True)
+        path = picked.path
     try:
         refused = None if path.is_dir() else _unsandboxed_refusal(path, a)
         if path.is_dir():
@@ -161,6 +162,9 @@ def run(a) -> int:
             klass = report.ClassInfo(students, assigned, done.ignored, roster)
         elif refused:
             reports = [internal_error(a.exercise or "unknown", str(path), refused)]
+            reports[0].seed = seed
+        elif picked is not None:  # graded as read when picked: read once, never opened again
+            reports = [grade_text(picked.submission, path, a.exercise, **kw)]
         else:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
@@ -222,7 +226,7 @@ def _roster(file: str) -> list[str]:
     return list(dict.fromkeys(x for x in ids if x))
 
 
-def _one_students_file(folder: Path, exercise: str) -> tuple[Path | None, list[str]]:
+def _one_students_file(folder: Path, exercise: str):
     """In one student's hand-in (Gradescope's submission folder), the file for ``exercise``:
     the one defining its function, else named for it; the other files are ignored."""
     from ..grade import classroom
@@ -233,16 +237,19 @@ def _one_students_file(folder: Path, exercise: str) -> tuple[Path | None, list[s
     if len(plan) > 1:  # attempts: the first by name is graded, the others said ignored
         ignored += [f"{f.rel} (another file for {exercise})" for f, _ in plan[1:]]
     note = [ignored_line(ignored)] if ignored else []
-    return (plan[0][0].path if plan else None), note
+    return (plan[0][0] if plan else None), note
 
 
-def _nothing_for(exercise: str, notes: list[str], lang: str, seed: int):
-    """The report for a hand-in with no file for ``exercise``: score 0, saying why."""
+def _nothing_for(exercise: str, notes: list[str], seed: int, picked=None):
+    """The report for a hand-in with no file for ``exercise``, or whose file cannot be read
+    (a symlink is never followed): score 0, saying why."""
     from ..grade.results import CheckResult, Report
 
-    why = f"no file defines {exercise}() or is named for it"
+    why = picked.why if picked else f"no file defines {exercise}() or is named for it"
+    mistake = picked.mistake if picked else "missing_function"
     check = CheckResult("submission", False, why)
-    return Report(exercise, False, 0.0, [check], ["missing_function"], seed=seed, notes=notes)
+    file = picked.rel if picked else ""
+    return Report(exercise, False, 0.0, [check], [mistake], file=file, seed=seed, notes=notes)
 
 
 def _unsandboxed_refusal(path: Path, a) -> str | None:

@@ -201,7 +201,9 @@ def grade_class(
             return _one(f, ex, level, kw)
         except Exception as e:  # the grader's own failure on this file: that file's error only
             detail = "".join(traceback.format_exception_only(type(e), e)).strip()[:500]
-            return internal_error(ex, f.rel, f"internal grader error: {detail}")
+            r = internal_error(ex, f.rel, f"internal grader error: {detail}")
+            r.seed = kw.get("seed")
+            return r
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         reports = list(pool.map(one, plan))
