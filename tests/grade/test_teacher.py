@@ -84,6 +84,9 @@ def _class(folder: Path) -> Path:
     (folder / "alice" / "aa_scratch.py").write_text(SCRATCH)  # first by name, defines nothing
     (folder / "alice" / "utils.py").write_text(UTILS)  # a helper module
     (folder / "carol").mkdir()  # handed in nothing
+    for junk in ("__pycache__", "__MACOSX", ".ipynb_checkpoints"):  # left by tools: no students
+        (folder / junk).mkdir()
+    (folder / "__MACOSX" / "._self_attention.py").write_bytes(b"\x00\x05\x16\x07")
     return folder
 
 

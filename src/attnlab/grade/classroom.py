@@ -67,10 +67,11 @@ def submissions_in(folder: Path) -> list[Path]:
 
 
 def student_folders(folder: Path) -> list[Path]:
-    """The student subfolders of ``folder`` (not hidden, not linked), empty ones too."""
+    """The student subfolders of ``folder``, empty ones too; not hidden or linked folders, nor
+    what tools leave behind (``__pycache__``, a zip's ``__MACOSX``: names starting ``__``)."""
     return sorted(
-        p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and p.suffix != ".ipynb"
-        and p.suffix != ".py" and not p.name.startswith(".")
+        p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
+        and p.suffix not in SUFFIXES and not p.name.startswith((".", "__"))
     )  # fmt: skip
 
 
