@@ -45,8 +45,9 @@ def test_gradebook_has_one_row_per_student_and_one_column_per_exercise(klass):
     rows = list(csv.DictReader(io.StringIO(report.gradebook(reports))))
     by = {r["student"]: r for r in rows}
     assert set(by) == {"alice", "bob", "carol", EVIL}
-    assert list(rows[0]) == ["student", "causal_mask", "self_attention", "mean",
-                             "causal_mask mistakes", "self_attention mistakes"]  # fmt: skip
+    assert list(rows[0]) == ["student", "causal_mask", "self_attention", "mean", "status",
+                             "causal_mask mistakes", "self_attention mistakes", "seed",
+                             "attnlab_version"]  # fmt: skip
     assert by["alice"]["self_attention"] == "1.0000" and by["alice"]["causal_mask"] == "1.0000"
     assert float(by["bob"]["self_attention"]) < 1 and by["carol"]["causal_mask"] == ""
     # who needs which hint: each student's mistake ids per exercise

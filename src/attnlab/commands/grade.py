@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random
 import sys
 from pathlib import Path
 
@@ -43,6 +42,18 @@ def add_parser(sub) -> None:
         help="exercise name (default: detected from the function defined)",
     )
     p.add_argument(
+        "--exercises",
+        metavar="A,B,C",
+        help="a class: the exercises assigned (the gradebook's columns, and what its mean is "
+        "over; files for other exercises are ignored). Default: every exercise handed in",
+    )
+    p.add_argument(
+        "--roster",
+        metavar="FILE",
+        help="a class: a file of student ids, one a line (# comments), so those who handed in "
+        "nothing get a gradebook row (marked missing)",
+    )
+    p.add_argument(
         "--format",
         choices=FORMATS,
         default="text",
@@ -69,7 +80,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--seed",
         type=nonneg_int,
-        help="seed for the random cases (default: a fresh one, shown in the report)",
+        help="seed for the random cases (default 0, the same on every run and machine, so a "
+        "file always gets the same score; every report records the seed and attnlab's version)",
     )
     p.add_argument(
         "--jobs", type=positive_int, help="parallel gradings for a folder (default: CPU count)"
@@ -107,19 +119,25 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from .. import grade
     from ..grade import report
-    from ..grade.grader import internal_error
-    from ..grade.view import shown_name
+    from ..grade.grader import grade_text, internal_error
 
     path = Path(a.path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     if path.is_dir() and a.plot:
         raise UserError("--plot draws one file's weights; grade a single file with it")
-    if path.is_dir() and a.format == "gradescope":
-        raise UserError("--format gradescope grades one file (Gradescope runs once per student)")
+    if path.is_dir() and a.format == "gradescope" and not a.exercise:
+        raise UserError(
+            "--format gradescope grades one file (Gradescope runs once per student): with a "
+            "folder, give --exercise NAME and the file defining it is graded"
+        )
+    assigned = _assigned(a, path)
+    roster = _roster(a.roster) if a.roster else None
     if a.output and Path(a.output).is_dir():
         raise UserError(f"-o {a.output}: a folder, expected a file name such as report.html")
-    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
+    from ..grade.grader import DEFAULT_SEED
+
+    seed = a.seed if a.seed is not None else DEFAULT_SEED
     kw = dict(
         lang=a.lang,
         timeout=a.timeout,
@@ -128,25 +146,46 @@ def run(a) -> int:
         isolation="process" if a.no_sandbox else "auto",
         hint_level=a.hint_level,
     )
+    klass, notes, picked = None, [], None
+    if path.is_dir() and a.format == "gradescope":  # one student's hand-in: find the file
+        picked, notes = _one_students_file(path, a.exercise)
+        if picked is None or picked.submission is None:  # nothing, or a link/unreadable file
+            reports = [_nothing_for(a.exercise, notes, seed, picked)]
+            return _emit(reports, a, klass, single=True)
+        path = picked.path
     try:
         refused = None if path.is_dir() else _unsandboxed_refusal(path, a)
         if path.is_dir():
-            reports = grade.grade_dir(
-                path, a.exercise, a.jobs, allow_unsandboxed=a.no_sandbox, **kw
-            )
+            done = grade.grade_class(path, assigned, a.jobs, allow_unsandboxed=a.no_sandbox, **kw)
+            reports = done.reports
+            students = sorted(set(done.students) | set(roster or []))
+            klass = report.ClassInfo(students, assigned, done.ignored, roster)
         elif refused:
             reports = [internal_error(a.exercise or "unknown", str(path), refused)]
+            reports[0].seed = seed
+        elif picked is not None:  # graded as read when picked: read once, never opened again
+            reports = [grade_text(picked.submission, path, a.exercise, **kw)]
         else:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
         raise UserError(str(e)) from None
-    body = report.render(reports, a.format, a.lang, single=not path.is_dir())
+    for r in reports:
+        r.notes += notes
+    return _emit(reports, a, klass, single=not path.is_dir())
+
+
+def _emit(reports, a, klass, single: bool) -> int:
+    """Write the reports in ``a.format``, the class summary, and the exit status."""
+    from ..grade import report
+    from ..grade.view import shown_name
+
+    body = report.render(reports, a.format, a.lang, single=single, klass=klass)
     if a.output:
         _write(a.output, body)
     else:
         print(body, end="")
-    if path.is_dir():
-        print(report.class_summary(reports, a.lang), file=sys.stderr)
+    if not single:
+        print(report.class_summary(reports, a.lang, klass), file=sys.stderr)
     elif a.plot:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
@@ -155,6 +194,62 @@ def run(a) -> int:
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _assigned(a, path: Path) -> list[str] | None:
+    """The exercises assigned to a class (``--exercises``, or the one ``--exercise``)."""
+    from ..grade import EXERCISES
+
+    if a.exercises is None:
+        return [a.exercise] if a.exercise and path.is_dir() else None
+    if not path.is_dir():
+        raise UserError("--exercises is for a class folder; grade one file with --exercise NAME")
+    if a.exercise:
+        raise UserError("give --exercise NAME or --exercises A,B,C, not both")
+    names = [x.strip() for x in a.exercises.split(",") if x.strip()]
+    bad = [x for x in names if x not in EXERCISES]
+    if bad or not names:
+        raise UserError(
+            f"--exercises {a.exercises!r}: expected names from {', '.join(EXERCISES)}, "
+            "separated by commas"
+        )
+    return list(dict.fromkeys(names))
+
+
+def _roster(file: str) -> list[str]:
+    """The student ids of a roster file: one a line, blank lines and # comments skipped."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"--roster {file}: cannot read it ({e}); expected a text file") from None
+    ids = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+    return list(dict.fromkeys(x for x in ids if x))
+
+
+def _one_students_file(folder: Path, exercise: str):
+    """In one student's hand-in (Gradescope's submission folder), the file for ``exercise``:
+    the one defining its function, else named for it; the other files are ignored."""
+    from ..grade import classroom
+    from ..grade.report import ignored_line
+
+    files = [classroom._read(p, folder) for p in classroom.submissions_in(folder)]
+    plan, ignored = classroom.pick(files, [exercise])
+    if len(plan) > 1:  # attempts: the first by name is graded, the others said ignored
+        ignored += [f"{f.rel} (another file for {exercise})" for f, _ in plan[1:]]
+    note = [ignored_line(ignored)] if ignored else []
+    return (plan[0][0] if plan else None), note
+
+
+def _nothing_for(exercise: str, notes: list[str], seed: int, picked=None):
+    """The report for a hand-in with no file for ``exercise``, or whose file cannot be read
+    (a symlink is never followed): score 0, saying why."""
+    from ..grade.results import CheckResult, Report
+
+    why = picked.why if picked else f"no file defines {exercise}() or is named for it"
+    mistake = picked.mistake if picked else "missing_function"
+    check = CheckResult("submission", False, why)
+    file = picked.rel if picked else ""
+    return Report(exercise, False, 0.0, [check], [mistake], file=file, seed=seed, notes=notes)
 
 
 def _unsandboxed_refusal(path: Path, a) -> str | None:

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from .classroom import UnsafeClassError, grade_dir, submissions_in
+from .classroom import UnsafeClassError, grade_class, grade_dir, submissions_in
 from .exercises import EXERCISES
 from .grader import grade_file, grade_source
 from .inprocess import check
@@ -28,6 +28,7 @@ __all__ = [
     "SandboxError",
     "UnsafeClassError",
     "check",
+    "grade_class",
     "grade_dir",
     "grade_file",
     "grade_source",

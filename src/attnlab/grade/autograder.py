@@ -16,6 +16,7 @@ from ..errors import UserError
 from ..files import atomic_write_text
 from ..wheel import build_wheel
 from .exercises import EXERCISES
+from .grader import DEFAULT_SEED
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox). Where
@@ -42,6 +43,9 @@ RUN = """#!/usr/bin/env bash
 # then the code runs with process isolation, as an unprivileged uid of its own whose every
 # process is killed before results.json is written (atomically, in a folder it cannot write).
 ALLOW_PROCESS_ISOLATION="${{ATTNLAB_ALLOW_PROCESS_ISOLATION:-{allow}}}"
+# The random cases' seed: fixed, so a regrade gives every student the same score (results.json
+# records it and attnlab's version). Change it here for another set of cases.
+SEED={seed}
 set -uo pipefail
 root="${{AUTOGRADER:-/autograder}}"
 attnlab="${{ATTNLAB:-$root/venv/bin/attnlab}}"
@@ -55,7 +59,9 @@ if [ -z "$file" ]; then
         > "$root/results/results.json"
     exit 0
 fi
-$attnlab grade "$file" --exercise {exercise} --format gradescope --lang {lang} ${{flags[@]+"${{flags[@]}}"}} \\
+# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
+# for it), and results.json names the files it ignored (helpers, scratch files)
+$attnlab grade "$root/submission" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
     -o "$root/results/results.json"
 status=$?
 [ "$status" -le 1 ] || echo "attnlab grade exited with $status" >&2
@@ -65,7 +71,10 @@ exit 0
 README = """Gradescope autograder for the attnlab exercise '{exercise}'.
 
 Zip the files of this folder (not the folder itself) and upload the zip as the assignment's
-autograder. Students submit one .py or .ipynb defining {signature}.
+autograder. Students submit a .py or .ipynb defining {signature}; the file that defines it is
+graded (then one named {exercise}.py), whatever else they hand in (results.json lists the files
+ignored). The random cases' seed is fixed (SEED={seed} in run_autograder): a regrade gives the
+same score, and results.json records the seed and attnlab's version.
 setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI).
 Each submission runs in a bubblewrap sandbox. Where Gradescope's container cannot create one,
 run_autograder refuses to grade (results.json says why, score 0): set ALLOW_PROCESS_ISOLATION=1
@@ -82,6 +91,7 @@ def write_autograder(
     lang: str = "en",
     wheel: bool = True,
     allow_process_isolation: bool = False,
+    seed: int = DEFAULT_SEED,
 ) -> list[Path]:
     """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
     ``wheel``) attnlab's wheel, which setup.sh installs. Without a sandbox the autograder
@@ -95,9 +105,9 @@ def write_autograder(
     files = {
         "setup.sh": SETUP.format(version=__version__),
         "run_autograder": RUN.format(
-            exercise=exercise, lang=lang, allow=int(allow_process_isolation)
+            exercise=exercise, lang=lang, allow=int(allow_process_isolation), seed=seed
         ),
-        "README.txt": README.format(exercise=exercise, signature=sig),
+        "README.txt": README.format(exercise=exercise, signature=sig, seed=seed),
     }
     written = []
     for name, text in files.items():

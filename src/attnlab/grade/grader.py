@@ -26,6 +26,7 @@ from .notebook import Submission, read_submission
 from .results import CheckResult, Report
 from .sandbox import RunResult, resolve_isolation, run_submission
 
+DEFAULT_SEED = 0  # the random cases' seed unless one is given: the same file, the same score
 OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report
 _PREPARING = threading.Lock()
 
@@ -129,7 +130,7 @@ def grade_source(
     *,
     lang: str = "en",
     timeout: float = 10.0,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     memory_mb: int = 2048,
     file: str = "",
     isolation: str = "auto",

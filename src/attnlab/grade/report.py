@@ -18,10 +18,11 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import dataclass, field
 
 from .mistakes import MISTAKES
 from .results import CheckResult, Report, student_of
-from .view import clean, safe, text
+from .view import clean, safe, shown_name, text
 from .words import word
 
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -35,6 +36,25 @@ def _xml(s: str | None) -> str:
 def _cell(value: object) -> str:
     """A CSV field no spreadsheet reads as a formula, under any separator."""
     return FORMULA.sub("'", clean(str(value)))
+
+
+@dataclass
+class ClassInfo:
+    """What a class report needs beyond the reports: every student (an empty folder, a roster
+    name), the assigned exercises (the gradebook's columns and its mean), the files ignored."""
+
+    students: list[str] = field(default_factory=list)
+    exercises: list[str] | None = None
+    ignored: list[str] = field(default_factory=list)
+    roster: list[str] | None = None
+
+
+def provenance(reports: list[Report]) -> tuple[str, str]:
+    """(seeds, attnlab versions) of ``reports``, each the distinct values joined by ``;``: what
+    a grading needs to be repeated exactly (one seed and one version for a class graded at once)."""
+    seeds = dict.fromkeys(str(r.seed) for r in reports if r.seed is not None)
+    versions = dict.fromkeys(r.version for r in reports)
+    return ";".join(seeds), ";".join(versions)
 
 
 def to_json(r: Report) -> str:
@@ -54,6 +74,9 @@ def junit(reports: list[Report]) -> str:
             failures=str(sum(not c.passed for c in checks)),
             errors=str(int(bool(r.error))),
         )
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="seed", value=str(r.seed))
+        ET.SubElement(props, "property", name="attnlab_version", value=_xml(r.version))
         if r.error:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name="grader")
             ET.SubElement(case, "error", message=_xml(r.error)).text = _xml(r.error)
@@ -79,7 +102,8 @@ def _csv(header: list[str], rows: list[list]) -> str:
 
 
 def class_csv(reports: list[Report]) -> str:
-    header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error"]
+    header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error", "seed"]
+    header.append("attnlab_version")
     reports = [safe(r) for r in reports]
     rows = [
         [
@@ -90,13 +114,15 @@ def class_csv(reports: list[Report]) -> str:
             ";".join(r.mistakes),
             r.isolation,
             r.error or "",
+            "" if r.seed is None else r.seed,
+            r.version,
         ]
         for r in reports
     ]
     return _csv(header, rows)
 
 
-def class_summary(reports: list[Report], lang: str = "en") -> str:
+def class_summary(reports: list[Report], lang: str = "en", klass: ClassInfo | None = None) -> str:
     n = len(reports)
     passed = sum(r.passed for r in reports)
     common = Counter(m for r in reports for m in r.mistakes).most_common(5)
@@ -106,7 +132,14 @@ def class_summary(reports: list[Report], lang: str = "en") -> str:
     errors = sum(bool(r.error) for r in reports)
     if errors:
         lines.append(word("not_graded", lang, k=errors))
+    if klass and klass.ignored:
+        lines.append(ignored_line(klass.ignored))
     return "\n".join(lines)
+
+
+def ignored_line(ignored: list[str]) -> str:
+    """The files not graded, on one line (names escaped: a file name cannot forge a line)."""
+    return f"ignored {len(ignored)}: " + "; ".join(shown_name(clean(x)) for x in ignored)
 
 
 def gradescope(r: Report, lang: str = "en") -> dict:
@@ -130,10 +163,12 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         }
         for c in scored
     ]
-    lines = [f"{r.exercise}: {'PASSED' if r.passed else 'FAILED'} (seed {r.seed})"]
+    verdict = "PASSED" if r.passed else "FAILED"
+    lines = [f"{r.exercise}: {verdict} (seed {r.seed}, attnlab {r.version})"]
     if r.error:  # not graded at all (a refusal, or the grader broke): say that, not FAILED
-        lines = [f"{r.exercise}: NOT GRADED: {r.error}"]
+        lines = [f"{r.exercise}: NOT GRADED (attnlab {r.version}): {r.error}"]
     lines += [f"{m}: {r.hints.get(m, '')}" for m in r.mistakes]
+    lines += [clean(n) for n in r.notes]
     if r.output:
         lines += ["", "printed output:", clean(r.output)]
     return {
@@ -142,46 +177,75 @@ def gradescope(r: Report, lang: str = "en") -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"mistakes": r.mistakes, "isolation": r.isolation},
+        "extra_data": {
+            "mistakes": r.mistakes,
+            "isolation": r.isolation,
+            "seed": r.seed,
+            "attnlab_version": r.version,
+        },
     }
 
 
-def gradebook_rows(reports: list[Report]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """(exercises in catalogue order, {student: {exercise: best score}}) for a class."""
+def best_attempts(reports: list[Report]) -> dict[str, dict[str, Report]]:
+    """{student: {exercise: the report of their best attempt}}: the highest score (a report
+    the grader could not make counts 0), the first file in name order on a tie."""
+    best: dict[str, dict[str, Report]] = {}
+    for r in sorted(reports, key=lambda r: r.file):
+        row = best.setdefault(student_of(r.file), {})
+        old = row.get(r.exercise)
+        if old is None or _points(r) > _points(old):
+            row[r.exercise] = r
+    return best
+
+
+def _points(r: Report) -> float:
+    return 0.0 if r.error else r.score
+
+
+def gradebook_rows(
+    reports: list[Report], klass: ClassInfo | None = None
+) -> tuple[list[str], dict[str, dict[str, Report]]]:
+    """(the exercises, {student: {exercise: best attempt}}) for a class: the exercises are the
+    assigned ones when given, else every exercise handed in (catalogue order); every student of
+    ``klass`` (an empty folder, a roster name) has a row, empty if they handed in nothing."""
     from .exercises import EXERCISES
 
-    book: dict[str, dict[str, float]] = {}
-    for r in reports:
-        row = book.setdefault(student_of(r.file), {})
-        row[r.exercise] = max(row.get(r.exercise, 0.0), 0.0 if r.error else r.score)
-    present = {e for row in book.values() for e in row}
-    order = [e for e in EXERCISES if e in present] + sorted(present - set(EXERCISES))
+    book = best_attempts(reports)
+    for student in klass.students if klass else []:
+        book.setdefault(shown_name(student), {})  # escaped as report files are
+    if klass and klass.exercises:
+        order = list(klass.exercises)
+    else:
+        present = {e for row in book.values() for e in row}
+        order = [e for e in EXERCISES if e in present] + sorted(present - set(EXERCISES))
     return order, dict(sorted(book.items()))
 
 
-def mistakes_by_student(reports: list[Report]) -> dict[str, dict[str, list[str]]]:
-    """{student: {exercise: the mistake ids of their submissions, first seen first}}."""
-    found: dict[str, dict[str, list[str]]] = {}
-    for r in reports:
-        ids = found.setdefault(student_of(r.file), {}).setdefault(r.exercise, [])
-        ids += [m for m in r.mistakes if m not in ids]
-    return found
+def _status(student: str, row: dict, klass: ClassInfo | None) -> str:
+    if not row:
+        return "missing"  # handed in nothing (an empty folder, or only on the roster)
+    if klass and klass.roster and student not in {shown_name(x) for x in klass.roster}:
+        return "not on roster"
+    return ""
 
 
-def gradebook(reports: list[Report]) -> str:
-    """CSV: one row per student, one column per exercise (the best score), their mean, then one
-    column per exercise with the mistake ids (``;``-separated), so a teacher sees who needs
-    which hint."""
+def gradebook(reports: list[Report], klass: ClassInfo | None = None) -> str:
+    """CSV: one row per student, one column per exercise (the best attempt's score), the mean
+    over those exercises (one not handed in counts 0), whether the student handed in nothing
+    (``missing``), then per exercise the best attempt's mistake ids (``;``-separated), so a
+    teacher sees who needs which hint; the seed and attnlab's version last."""
     reports = [safe(r) for r in reports]
-    exercises, book = gradebook_rows(reports)
-    mistakes = mistakes_by_student(reports)
+    exercises, book = gradebook_rows(reports, klass)
+    seeds, versions = provenance(reports)
     rows = []
     for student, row in book.items():
-        cells = [f"{row[e]:.4f}" if e in row else "" for e in exercises]
-        mean = sum(row.get(e, 0.0) for e in exercises) / max(1, len(exercises))
-        ids = [";".join(mistakes[student].get(e, [])) for e in exercises]
-        rows.append([student, *cells, f"{mean:.4f}", *ids])
-    header = ["student", *exercises, "mean", *(f"{e} mistakes" for e in exercises)]
+        cells = [f"{_points(row[e]):.4f}" if e in row else "" for e in exercises]
+        mean = sum(_points(row[e]) for e in exercises if e in row) / max(1, len(exercises))
+        ids = [";".join(row[e].mistakes) if e in row else "" for e in exercises]
+        status = _status(student, row, klass)
+        rows.append([shown_name(student), *cells, f"{mean:.4f}", status, *ids, seeds, versions])
+    header = ["student", *exercises, "mean", "status", *(f"{e} mistakes" for e in exercises)]
+    header += ["seed", "attnlab_version"]
     return _csv(header, rows)
 
 
@@ -191,7 +255,7 @@ th{background:#f3f3f3}.bar{background:#4a78c2;height:1em;display:inline-block}
 .ok{color:#176c2c}.no{color:#a11}td.n{text-align:right;font-variant-numeric:tabular-nums}"""
 
 
-def class_html(reports: list[Report], lang: str = "en") -> str:
+def class_html(reports: list[Report], lang: str = "en", klass: ClassInfo | None = None) -> str:
     """A one-file class report for a browser: pass rate, score distribution, mistakes by
     frequency with their hints, and the gradebook. No script, no external resource; every text
     from a submission is escaped."""
@@ -212,21 +276,29 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
         f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(MISTAKES[m].fix(lang) if m in MISTAKES else '')}</td></tr>"
         for m, k in common
     )
-    exercises, book = gradebook_rows(reports)
-    ids = mistakes_by_student(reports)
+    exercises, book = gradebook_rows(reports, klass)
     head = "".join(f"<th>{e(x)}</th>" for x in exercises)
 
-    def cell(student: str, row: dict, x: str) -> str:
+    def cell(row: dict, x: str) -> str:
         if x not in row:
             return "<td></td>"
-        names = "".join(f"<br><code>{e(m)}</code>" for m in ids[student].get(x, []))
-        return f"<td class=n>{row[x]:.2f}{names}</td>"
+        names = "".join(f"<br><code>{e(m)}</code>" for m in row[x].mistakes)
+        return f"<td class=n>{_points(row[x]):.2f}{names}</td>"
+
+    def who(student: str, row: dict) -> str:
+        status = _status(student, row, klass)
+        return e(shown_name(student)) + (f" <i>({e(status)})</i>" if status else "")
 
     rows = "".join(
-        f"<tr><td>{e(student)}</td>" + "".join(cell(student, row, x) for x in exercises) + "</tr>"
+        f"<tr><td>{who(student, row)}</td>" + "".join(cell(row, x) for x in exercises) + "</tr>"
         for student, row in book.items()
     )
+    ignored = (
+        f"<p id=ignored>{e(ignored_line(klass.ignored))}</p>" if klass and klass.ignored else ""
+    )
     rate = word("rate", lang, passed=passed, n=n, share=passed / n) if n else word("none", lang)
+    seeds, versions = provenance(reports)
+    graded = f"{word('seed', lang)} {seeds or '-'}, attnlab {versions or '-'}"
     w = {k: e(word(k, lang)) for k in HTML_WORDS}
     return f"""<!doctype html>
 <html lang="{e(lang)}"><head><meta charset="utf-8">
@@ -234,6 +306,7 @@ def class_html(reports: list[Report], lang: str = "en") -> str:
 <title>attnlab: {w["class_report"]}</title><style>{CSS}</style></head><body>
 <h1>{w["class_report"]}</h1>
 <p id="rate">{e(rate)}</p>
+<p id="provenance">{e(graded)}</p>{ignored}
 <h2>{w["scores"]}</h2><table id="distribution"><tr><th>{w["score"]}</th><th>{w["submissions"]}</th><th></th></tr>{dist}</table>
 <h2>{w["by_frequency"]}</h2>
 <table id="mistakes"><tr><th>{w["mistake"]}</th><th>{w["submissions"]}</th><th>{w["hint"]}</th></tr>{mistakes}</table>
@@ -249,8 +322,15 @@ HTML_WORDS = (
 )  # fmt: skip
 
 
-def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = True) -> str:
-    """All reports in one format, ending in a newline (JSON: one object for a single file)."""
+def render(
+    reports: list[Report],
+    fmt: str,
+    lang: str = "en",
+    single: bool = True,
+    klass: ClassInfo | None = None,
+) -> str:
+    """All reports in one format, ending in a newline (JSON: one object for a single file);
+    ``klass`` gives the gradebook and HTML their students, exercises and ignored files."""
     if fmt == "gradescope":
         return json.dumps(gradescope(reports[0], lang), indent=2, ensure_ascii=False) + "\n"
     if fmt == "json":
@@ -264,9 +344,9 @@ def render(reports: list[Report], fmt: str, lang: str = "en", single: bool = Tru
     elif fmt == "csv":
         return class_csv(reports)
     elif fmt == "gradebook":
-        return gradebook(reports)
+        return gradebook(reports, klass)
     elif fmt == "html":
-        return class_html(reports, lang)
+        return class_html(reports, lang, klass)
     else:
         body = "\n\n".join(text(r, lang) for r in reports)
     return body + "\n"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .. import __version__
+
 
 @dataclass
 class CheckResult:
@@ -33,6 +35,8 @@ class Report:
     error: str | None = None  # an internal grader error: no verdict on the submission
     lang: str = "en"  # the language of the hints, and of str() and the HTML view
     lines: dict[str, list[int]] = field(default_factory=dict)  # named id -> its 1-based lines
+    version: str = __version__  # the attnlab that graded it (with the seed: what repeats it)
+    notes: list[str] = field(default_factory=list)  # about the hand-in: the files ignored
     source: str = ""  # the graded code, to quote the lines (not in to_dict's JSON)
 
     def to_dict(self) -> dict:

@@ -89,8 +89,8 @@ def text(r: Report, lang: str | None = None) -> str:
         return f"{name}{r.exercise}: {word('grader_error', lang)}: {clean(r.error)}"
     n_ok = sum(c.passed for c in r.checks)
     head = (
-        f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)}"
-        f" ({word('score', lang)} {r.score:.2f}, {word('seed', lang)} {r.seed})"
+        f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)} ({word('score', lang)}"
+        f" {r.score:.2f}, {word('seed', lang)} {r.seed}, attnlab {r.version})"
     )
     lines = [name + head, _isolation_line(r.isolation, lang)]
     shown: set[str] = set()
@@ -178,7 +178,8 @@ def report_html(r: Report) -> str:
     hints = "".join(f"<li><code>{e(m)}</code>: {e(r.hints.get(m, ''))}</li>" for m in r.mistakes)
     return (
         f"<div><p><b style='color:{color}'>{e(r.exercise)}: {e(verdict)}</b> "
-        f"({e(word('score', lang))} {r.score:.2f}, {e(word('seed', lang))} {r.seed})</p>"
+        f"({e(word('score', lang))} {r.score:.2f}, {e(word('seed', lang))} {r.seed}, "
+        f"attnlab {e(r.version)})</p>"
         + (f"<ul>{failed}</ul>" if failed else "")
         + (f"<p>{e(word('mistakes', lang))}</p><ul>{hints}</ul>" if hints else "")
         + "</div>"
