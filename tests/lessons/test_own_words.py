@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LONG, LONG_CJK = 12, 6  # a run this long (or with this many CJK characters) is copied text
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")  # ideographs: kanji, hanzi
 CUT = "\x00"  # stands where an allowed term or a piece of code was: no run spans it
-MINE = (1, 2)  # lessons 3-7 are rewritten on another branch
 
 # Words any text on attention uses, and the course's fixed examples: they may be shared.
 TERMS = (
@@ -197,10 +196,7 @@ def lesson_texts(number: int, lang: str) -> dict[str, str]:
 def _cases():
     for number in source.lessons():
         for lang in source.languages(number):
-            marks = ()
-            if number not in MINE:
-                marks = pytest.mark.xfail(strict=False, reason="rewritten on another branch")
-            yield pytest.param(number, lang, marks=marks, id=f"lesson{number}-{lang}")
+            yield pytest.param(number, lang, id=f"lesson{number}-{lang}")
 
 
 needs_course = pytest.mark.skipif(
