@@ -12,8 +12,8 @@ import pytest
 from attnlab import lessons
 from attnlab.cli import main
 from attnlab.grade import check
-from attnlab.lessons import answers, comments, engine, render, runner, show, source
-from attnlab.lessons.export import build
+from attnlab.lessons import answers, comments, engine, notebooks, render, runner, show, source
+from attnlab.lessons.notebooks import build
 from attnlab.lessons.render import code_lines
 from attnlab.tables import display_width
 from helpers import lesson_run, short, trains
@@ -81,7 +81,7 @@ _BUILT: dict[tuple, list] = {}
 
 
 def built(number: int, lang: str) -> list:
-    """``export.build``'s cells for (lesson, language), built once in this test session."""
+    """``notebooks.build``'s cells for (lesson, language), built once in this test session."""
     if (number, lang) not in _BUILT:
         _BUILT[(number, lang)] = build(number, lang, overrides=short(number))
     return _BUILT[(number, lang)]
@@ -212,9 +212,8 @@ def test_the_language_files_agree_and_every_placeholder_is_computed(number):
 def test_the_code_the_terminal_shows_is_the_exported_script(number):
     text, _ = full(number, "zh")
     shown = code_lines(text)
-    exporter = sys.modules["attnlab.lessons.export"]
     cells = build(number, "zh", overrides=short(number), run=False)  # its code: as when run
-    lines = exporter.to_py([c for c in cells if c.kind != exporter.NUMBERS]).splitlines()
+    lines = notebooks.to_py([c for c in cells if c.kind != notebooks.NUMBERS]).splitlines()
     it = iter(lines)
     assert all(line in it for line in shown)  # every shown line, in order, in the script
     assert len(shown) > 20
@@ -488,8 +487,9 @@ def test_notebook_cells_follow_the_lesson():
     assert any("check_answer(1, " in c for c in code) and any("print(check(" in c for c in code)
     assert sum("quiz(1, " in c for c in code) == len(source.prose(1, "ja").quiz)
     assert any("<details>" in c.text for c in cells if c.kind == "markdown")
-    exporter = sys.modules["attnlab.lessons.export"]  # the book writes build()'s cells as JSON
-    assert len(json.loads(exporter.to_ipynb(cells))["cells"]) == len(cells)
+    assert len(
+        json.loads(notebooks.to_ipynb(cells))["cells"]
+    )  # as the book writes them == len(cells)
 
 
 class Tty(io.StringIO):
