@@ -98,6 +98,29 @@ def test_unbatched_and_3d_mask():
     assert not torch.allclose(m(x, attn_mask=mask), m(x))
 
 
+@pytest.mark.parametrize("batched", [False, True])
+def test_each_head_attends_under_its_own_mask(batched):
+    """A per-head mask, (H, T, S) unbatched or (B, H, T, S): head h's weights are zero exactly
+    where head h's mask says no (not head 0's, not the union), and the output is the float64
+    reference's under that same mask."""
+    m = MultiHeadAttention(12, 3).double().eval()
+    x = torch.randn(6, 12, dtype=torch.float64)
+    mask = torch.rand(3, 6, 6, generator=torch.Generator().manual_seed(1)) < 0.6
+    mask |= torch.eye(6, dtype=torch.bool)  # every query sees itself
+    assert not torch.equal(mask[0], mask[1]) and not torch.equal(mask[1], mask[2])
+    xs, ms = (x[None], mask[None]) if batched else (x, mask)
+    out, w = m(xs, attn_mask=ms, need_weights=True)
+    w = w[0] if batched else w  # (H, T, S)
+    for h in range(3):
+        assert torch.all(w[h][~mask[h]] == 0) and torch.all(w[h][mask[h]] > 0), h
+    (Wq, Wk, Wv, Wo), (bq, bk, bv, bo) = _ref_weights(m)
+    want, want_w = ref.multi_head_attention(
+        _np(x), _np(x), _np(x), Wq, Wk, Wv, Wo, 3, bq, bk, bv, bo, attn_mask=mask.numpy()
+    )
+    np.testing.assert_allclose(_np(out[0] if batched else out), want, atol=1e-12)
+    np.testing.assert_allclose(_np(w), want_w, atol=1e-12)
+
+
 def test_mha_gradients_finite_with_fully_masked_rows():
     m = MultiHeadAttention(8, 2)
     x = torch.randn(2, 4, 8, requires_grad=True)
