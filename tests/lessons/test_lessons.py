@@ -224,10 +224,8 @@ def test_same_seed_same_output_and_sections_match_the_full_run(number):
     if trains(number):
         pytest.skip("trains by the clock: steps, losses and timings differ between runs")
     a, _ = full(number, seed=3)
-    b, _ = _run(number, seed=3)
-    assert a == b
-    for k in range(1, len(runner.steps(number)) + 1):
-        part, _ = _run(number, seed=3, section=k)
+    for k in range(1, len(runner.steps(number)) + 1):  # each a run apart: the steps before it
+        part, _ = _run(number, seed=3, section=k)  # run again (once, for all k), then step k
         assert part in a
 
 
@@ -556,7 +554,7 @@ def test_wide_text_wraps_between_characters_not_only_at_spaces():
 
 
 def test_exported_markdown_has_no_break_a_browser_would_show_as_a_space():
-    nb = lessons.notebook(1, "zh")
+    nb = notebooks.to_notebook(built(1, "zh"))  # (on the tests' short TIMED)
     markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
     raw = "".join(source.prose(1, "zh").texts.values())
     cjk_break = re.compile(f"[{render.CJK}]\n[{render.CJK}]|[。，：]\n[A-Za-z{render.CJK}]")
@@ -635,7 +633,7 @@ def test_a_step_without_code_shows_only_its_prose():
     text, res = _run(1, section=n)
     assert title in text and all(w in text for w in words) and "|---" not in text
     assert code_lines(text) == [] and res == {n: {}}
-    recap_cells = [c for c in build(1, "en") if title in c.text]
+    recap_cells = [c for c in build(1, "en", run=False) if title in c.text]  # words only
     assert len(recap_cells) == 1 and recap_cells[0].kind == "markdown"
     assert first_row in recap_cells[0].text
 
