@@ -70,3 +70,16 @@ def test_a_report_carries_the_hints_in_the_language_asked_for():
     assert {tuple(r.mistakes) for r in reports.values()} == {("unstable_softmax",)}
     for lang, r in reports.items():
         assert r.hints == {"unstable_softmax": hint("unstable_softmax", lang)}, lang
+
+
+def test_hint_levels_say_the_concept_then_where_then_the_fix_in_the_language_asked():
+    from attnlab.grade.mistakes import STEPS
+
+    for mistake, m in MISTAKES.items():
+        concept, where = STEPS[m.step]
+        for lang in ("en", "ja", "zh"):
+            assert hint(mistake, lang, 1) == concept(lang), (mistake, lang)
+            assert hint(mistake, lang, 2) == f"{concept(lang)} {where(lang)}", (mistake, lang)
+            assert hint(mistake, lang, 3) == m.fix(lang), (mistake, lang)
+        assert hint(mistake) == m.fix.en  # English at level 3 unless asked otherwise
+        assert len({hint(mistake, "en", k) for k in (1, 2, 3)}) == 3, mistake
