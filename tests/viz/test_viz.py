@@ -182,3 +182,21 @@ def test_compare_weights_shows_yours_the_expected_and_their_difference_in_that_o
     np.testing.assert_allclose(diff.images[0].get_array(), np.abs(got - expected))
     outlined = {(p.get_x() + 0.5, p.get_y() + 0.5) for p in yours.patches}
     assert outlined == {(0.0, 0.0), (1.0, 0.0)}  # (key, query) of the two wrong cells
+
+
+def test_head_grid_labels_queries_and_keys_and_fits_its_largest_side():
+    from attnlab.viz.heatmap import GRID_INCHES
+
+    w = np.random.default_rng(4).dirichlet(np.ones(3), size=(1, 2, 4))  # (1, 2, T=4, S=3)
+    ax = [a for a in head_grid(w, list("abcd"), list("xyz")).axes if a.images][1]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list("abcd")  # queries down
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("xyz")  # keys across
+    self_w = np.full((1, 1, 3, 3), 1 / 3)
+    ax = head_grid(self_w, list("abc")).axes[0]  # self-attention: the keys are the queries
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abc")
+    assert tuple(head_grid(self_w).get_size_inches()) == (3.0, 3.0)  # one panel: 2.4 in + margin
+    wide, tall = (head_grid(np.full((L, H, 2, 2), 0.5)) for L, H in ((2, 12), (12, 2)))
+    assert np.isclose(max(wide.get_size_inches()), GRID_INCHES)  # 12 heads shrink to fit
+    assert np.isclose(max(tall.get_size_inches()), GRID_INCHES)  # and 12 layers
+    with pytest.raises(ValueError, match=r"\(L, H, T, S\) weights, got shape \(2, 2\)"):
+        head_grid(np.eye(2))
