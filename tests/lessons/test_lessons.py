@@ -514,6 +514,26 @@ def test_code_is_highlighted_on_a_terminal_and_plain_when_piped(monkeypatch):
     assert "\x1b[" not in out.getvalue() and "bold and code" in out.getvalue()
 
 
+def test_code_is_shown_exactly_as_written_piped_or_on_a_terminal():
+    """Every line behind the gutter as written: a blank line kept, a long line never wrapped,
+    square brackets and colons never read as markup or emoji; coloured only on a terminal."""
+    code = 'x = "[bold]a[/bold] :smile:"\n\ny = ' + "1 + " * 40 + "1  # one long line"
+    piped = io.StringIO()
+    render.code(render.console(piped), code)
+    assert code_lines(piped.getvalue()) == code.splitlines()
+    assert "\x1b[" not in piped.getvalue()
+    tty = Tty()
+    render.code(render.console(tty), code)
+    assert "\x1b[" in tty.getvalue()
+    assert code_lines(re.sub(r"\x1b\[[0-9;]*m", "", tty.getvalue())) == code.splitlines()
+    prose = io.StringIO()
+    render.prose(render.console(prose), "[bold]a[/bold] :smile: " + "word " * 60)
+    shown = prose.getvalue()
+    assert "[bold]a[/bold]" in shown and ":smile:" in shown  # literal text, as written
+    assert max(display_width(ln) for ln in shown.splitlines()) <= render.PIPED_WIDTH
+    assert len(shown.splitlines()) >= 4  # wrapped to the piped width
+
+
 def test_prose_is_markdown_tables_print_as_tables():
     text = "What the lesson showed:\n\n| step | what |\n|---|---|\n| mask | -inf before softmax |\n"
     out = io.StringIO()
