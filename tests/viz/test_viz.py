@@ -200,3 +200,14 @@ def test_head_grid_labels_queries_and_keys_and_fits_its_largest_side():
     assert np.isclose(max(tall.get_size_inches()), GRID_INCHES)  # and 12 layers
     with pytest.raises(ValueError, match=r"\(L, H, T, S\) weights, got shape \(2, 2\)"):
         head_grid(np.eye(2))
+
+
+def test_the_heatmap_grows_with_the_matrix_up_to_its_largest_size():
+    sizes = {
+        (T, S): tuple(heatmap(np.full((T, S), 0.5), annotate=False).get_size_inches())
+        for T, S in ((2, 2), (5, 8), (100, 100))
+    }
+    assert sizes[(2, 2)] == (3.0, 2.6)  # the smallest figure
+    np.testing.assert_allclose(sizes[(5, 8)], (0.55 * 8 + 1.8, 0.5 * 5 + 1.4))  # width: keys
+    assert sizes[(100, 100)] == (10.0, 8.0)  # MAX_INCHES
+    assert heatmap(np.eye(2)).axes[0].images[0].get_cmap().name == "viridis"
