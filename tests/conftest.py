@@ -19,6 +19,9 @@ torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-cor
 
 SHARED_SCOPES = ("module", "package", "session")
 CHEAP_SHARED = {"browser"}  # a chromium per worker costs a second or two
+# per-process caches of a lesson's states (tests/lessons/test_lessons.py): what they save is
+# saved within one lesson's tests, which share a group by lesson instead of by module
+PER_LESSON = {"prefixes"}
 
 
 def _shares_a_fixture(item) -> bool:
@@ -26,25 +29,23 @@ def _shares_a_fixture(item) -> bool:
     builds something expensive once: a wheel, exported lessons, trained runs)."""
     for name, defs in item._fixtureinfo.name2fixturedefs.items():
         d = defs[-1]
-        if d.scope in SHARED_SCOPES and d.baseid.startswith("tests") and name not in CHEAP_SHARED:
+        cheap = name in CHEAP_SHARED or name in PER_LESSON
+        if d.scope in SHARED_SCOPES and d.baseid.startswith("tests") and not cheap:
             return True
     return False
 
 
-# modules whose tests of a lesson that trains read that lesson's runs (``helpers.lesson_run``)
+# modules whose tests run a lesson (``helpers.lesson_run``, the lesson's states): grouped by lesson
 LESSON_RUNS = {"lessons/test_lessons.py", "lessons/test_training_lessons.py"}
 
 
-def _trained_lesson(item) -> int | None:
-    """The lesson that trains (6, 7) whose runs ``item`` reads: its ``number`` parameter or its
-    ``lesson`` mark."""
-    from helpers import trains
-
+def _lesson(item) -> int | None:
+    """The lesson ``item`` runs: its ``number`` parameter or its ``lesson`` mark."""
     params = getattr(item, "callspec", None)
     number = params.params.get("number") if params else None
     if number is None and (mark := item.get_closest_marker("lesson")):
         number = mark.args[0]
-    return number if number is not None and trains(number) else None
+    return number
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
@@ -52,14 +53,15 @@ def pytest_collection_modifyitems(config, items):
     """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``). A
     test that shares an expensive fixture stays with the rest of its module on one worker, so
     the fixture is built once; tests/explore is one group (session-scoped trained runs); the
-    tests of a lesson that trains (in tests/lessons' two lesson-running modules) are a group of
-    their own, so each of its runs is made once; every other test goes to whichever worker is
-    free."""
+    tests of one lesson in tests/lessons' two lesson-running modules are a group of their own
+    (lesson N: a few seconds each, the training lessons more), so each of its runs and states
+    is made once and the lessons spread over the workers; every other test goes to whichever
+    worker is free."""
     for item in items:
         rel = item.path.relative_to(TESTS)
         if rel.parts[0] == "explore":
             item.add_marker(pytest.mark.xdist_group("explore"))
-        elif rel.as_posix() in LESSON_RUNS and (number := _trained_lesson(item)):
+        elif rel.as_posix() in LESSON_RUNS and (number := _lesson(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(f"lesson{number}"))
         elif _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(rel.as_posix()))

@@ -17,6 +17,13 @@ is started that a child would inherit), no matplotlib backend chosen.
 
     python tests/forks.py 2 < jobs.jsonl
 
+A job may name another's key as a fourth item (``[key, args, cwd, after]``): it starts once that
+job has ended (a script runs after the job that writes it).
+
+``ATTNLAB_TEST_FORKS=0`` turns the forking off (for a platform where forking a process that
+imported torch is unsafe, or to rule the runner out when a test fails): each job is then a
+fresh ``python ARGS`` and each kernel an ordinary ipykernel, with the same results, only slower.
+
 With ``FORKS_DIR`` set, the kernel spec and its socket go there (``FORKS_DIR/kernels.sock``), so
 that code which starts kernels itself can use them while stdin stays open
 (``helpers.forked_kernels``).
@@ -33,18 +40,28 @@ import tempfile
 import traceback
 from pathlib import Path
 
-import ipykernel.debugger  # (debugpy, which a kernel loads as it starts: 0.09 s)
-import ipykernel.ipkernel  # (each kernel's own imports: 0.15 s)
-import ipykernel.kernelapp
-import matplotlib_inline.backend_inline  # noqa: F401  (matplotlib for figures: 0.9 s; no backend)
-import nbclient  # noqa: F401  (imported once, for jobs that execute notebooks)
-import nbformat  # noqa: F401
-import torch
-import torch._dynamo  # noqa: F401  (an optimizer imports it: 2 s, once here)
+SWITCH = "ATTNLAB_TEST_FORKS"
 
-import attnlab.cli
-import attnlab.lessons  # noqa: F401
-from helpers import become, kernel_env
+
+def forking() -> bool:
+    """Whether jobs and kernels are forks (the default) or fresh processes (``SWITCH=0``)."""
+    return os.environ.get(SWITCH, "1") != "0"
+
+
+def _preload() -> None:
+    """What every job and kernel would import: imported once, here, before any fork."""
+    import ipykernel.debugger  # (debugpy, which a kernel loads as it starts: 0.09 s)
+    import ipykernel.ipkernel  # (each kernel's own imports: 0.15 s)
+    import ipykernel.kernelapp  # noqa: F401
+    import matplotlib_inline.backend_inline  # noqa: F401  (matplotlib for figures: 0.9 s)
+    import nbclient  # noqa: F401  (for jobs that execute notebooks)
+    import nbformat  # noqa: F401
+    import torch
+    import torch._dynamo  # noqa: F401  (an optimizer imports it: 2 s, once here)
+
+    import attnlab.cli
+    import attnlab.lessons  # noqa: F401
+
 
 # the kernel's launcher: a bare python (no site) that passes its part on, forwards the signals
 # a kernel manager sends (SIGINT interrupts, SIGTERM ends) and lives as long as the kernel
@@ -78,6 +95,8 @@ def _kernel(conn: socket.socket, listener: socket.socket) -> None:
     sys.argv = ["ipykernel_launcher", "-f", connection_file]
     status = 0
     try:
+        import ipykernel.kernelapp
+
         ipykernel.kernelapp.launch_new_instance()
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else 0
@@ -89,6 +108,8 @@ def _kernel(conn: socket.socket, listener: socket.socket) -> None:
 
 def _kernel_spec(folder: Path) -> None:
     """A ``python3`` kernel spec on ``JUPYTER_PATH`` for the jobs, whose kernels are forks."""
+    from helpers import kernel_env
+
     spec = folder / "kernels" / "python3"
     spec.mkdir(parents=True)
     argv = [sys.executable, "-S", "-c", LAUNCHER, "{connection_file}"]
@@ -97,60 +118,101 @@ def _kernel_spec(folder: Path) -> None:
     os.environ.update(kernel_env(folder))
 
 
+def _exec(args: list[str], cwd: str, out: str, err: str) -> None:
+    """In a forked child: run ``python ARGS`` in ``cwd``, a fresh interpreter (``SWITCH=0``)."""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    for fd, path in ((1, out), (2, err)):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+    os.chdir(cwd)
+    os.execv(sys.executable, [sys.executable, *args])
+
+
+class _Jobs:
+    """The jobs read so far, those running and those done: ``start`` forks what may start."""
+
+    def __init__(self, width: int, tmp: Path) -> None:
+        self.width, self.tmp, self.n = width, tmp, 0
+        self.queue: list[list] = []  # [key, args, cwd] or [key, args, cwd, after]
+        self.running: dict[int, tuple[str, Path, Path]] = {}  # pid -> (key, stdout, stderr)
+        self.done: dict[str, list] = {}  # key -> [exit status, stdout, stderr]
+
+    def ready(self) -> list | None:
+        """The first queued job whose ``after`` (if any) has ended."""
+        for job in self.queue:
+            if len(job) < 4 or job[3] in self.done:
+                self.queue.remove(job)
+                return job
+        return None
+
+    def start(self) -> None:
+        while len(self.running) < self.width and (job := self.ready()):
+            key, args, cwd = job[:3]
+            self.n += 1
+            out, err = self.tmp / f"{self.n}.out", self.tmp / f"{self.n}.err"
+            pid = _fork()
+            if pid == 0:
+                if forking():
+                    from helpers import become
+
+                    become(args, cwd, str(out), str(err))
+                _exec(args, cwd, str(out), str(err))
+            self.running[pid] = (key, out, err)
+
+    def reap(self) -> None:
+        """Every child that ended (kernels too; only jobs are reported)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in self.running:
+                key, out, err = self.running.pop(pid)
+                texts = [p.read_text(encoding="utf-8", errors="replace") for p in (out, err)]
+                self.done[key] = [os.waitstatus_to_exitcode(status), *texts]
+
+
+def _fork() -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return os.fork()
+
+
 def main() -> None:
     width = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     tmp = Path(os.environ.get("FORKS_DIR") or tempfile.mkdtemp(prefix="forks"))
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(kernel_env(tmp)["FORKS_KERNELS"])
-    listener.listen()
-    _kernel_spec(tmp)
     sel = selectors.SelectSelector()  # stdin may be a file, which epoll refuses
     sel.register(0, selectors.EVENT_READ)
-    sel.register(listener, selectors.EVENT_READ)
-    queue: list[list] = []
-    running: dict[int, tuple[str, Path, Path]] = {}  # pid -> (key, stdout file, stderr file)
-    done: dict[str, list] = {}
-    pending, reading, n = b"", True, 0
+    listener = None
+    if forking():
+        from helpers import kernel_env
 
-    def fork() -> int:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return os.fork()
-
-    while reading or queue or running:
+        _preload()
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(kernel_env(tmp)["FORKS_KERNELS"])
+        listener.listen()
+        _kernel_spec(tmp)
+        sel.register(listener, selectors.EVENT_READ)
+    jobs, pending, reading = _Jobs(width, tmp), b"", True
+    while reading or jobs.queue or jobs.running:
         for key, _ in sel.select(timeout=0.05):
             if key.fileobj == 0:
                 chunk = os.read(0, 1 << 16)
                 reading = bool(chunk)
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
-                queue += [json.loads(line) for line in lines if line.strip()]
+                jobs.queue += [json.loads(line) for line in lines if line.strip()]
                 if not reading:
                     sel.unregister(0)
             else:
                 conn, _ = listener.accept()
-                if fork() == 0:
+                if _fork() == 0:
                     _kernel(conn, listener)
                 conn.close()  # the kernel holds the only copy: the launcher waits on it
-        while queue and len(running) < width:
-            (key, args, cwd), n = queue.pop(0), n + 1
-            out, err = tmp / f"{n}.out", tmp / f"{n}.err"
-            pid = fork()
-            if pid == 0:
-                become(args, cwd, str(out), str(err))
-            running[pid] = (key, out, err)
-        while True:  # reap every child that ended (kernels too; only jobs are reported)
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            if pid in running:
-                key, out, err = running.pop(pid)
-                texts = [p.read_text(encoding="utf-8", errors="replace") for p in (out, err)]
-                done[key] = [os.waitstatus_to_exitcode(status), *texts]
-    print(json.dumps(done))
+        jobs.start()
+        jobs.reap()
+    print(json.dumps(jobs.done))
 
 
 if __name__ == "__main__":

@@ -144,7 +144,13 @@ def kernel_env(folder: Path) -> dict[str, str]:
 def forked_kernels():
     """While inside, a Jupyter kernel named ``python3`` that anything in this process starts
     (the book's executor) is a fork of one process that imported torch and attnlab once
-    (tests/forks.py), instead of a fresh python that spends 3 s importing them."""
+    (tests/forks.py), instead of a fresh python that spends 3 s importing them. With the fork
+    server switched off (``ATTNLAB_TEST_FORKS=0``), kernels are ordinary ones."""
+    from forks import forking
+
+    if not forking():
+        yield
+        return
     folder = Path(tempfile.mkdtemp(prefix="kernels"))
     server = subprocess.Popen(
         [sys.executable, str(Path(__file__).parent / "forks.py"), "2"],

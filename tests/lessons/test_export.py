@@ -1,13 +1,16 @@
 """Every lesson, in every language, exported: the script runs with plain python and the notebook
-executes top to bottom in a Jupyter kernel, both printing what the terminal lesson printed;
+executes top to bottom in a Jupyter kernel, both printing what the lesson's own run printed;
 every figure cell shows an image; the notebook is valid and jupytext reads the script back as
 its cells; the install cell installs attnlab into a fresh environment from the wheel beside it.
 
-The terminal lesson's own run of the steps is a process apart as well: some digits (a float32
-rounding difference) depend on how many threads torch uses, which a test process may change.
-The runs go two at a time (the machine has two cores), each a fork of one process that imported
-torch and attnlab once (tests/forks.py), all on one torch thread; a notebook's kernel is a fresh
-process, started with that same environment."""
+Each lesson runs once per language to be exported (the export fills its prose with that run's
+numbers), and that run's printed output is what the script and the notebook must print (every
+script runs; each lesson's notebook in one language, the languages taking turns): the
+export is a process apart too, since some digits (a float32 rounding difference) depend on how
+many threads torch uses, which a test process may change. The terminal lesson runs once, in
+English, with its figures written as PNG files. The runs go two at a time (the machine has two
+cores), each a fork of one process that imported torch and attnlab once (tests/forks.py; off
+with ATTNLAB_TEST_FORKS=0), all on one torch thread; a script runs once its export has ended."""
 
 import json
 import os
@@ -35,6 +38,10 @@ PAIRS = [
     for lang in LANGS
     if not trains(n) or TRAINING.get(n, "en") == lang
 ]
+# Each notebook executes in one language (the languages taking turns across the lessons): its
+# code cells are the script's, which runs in every language (test_the_notebook_is_valid_and_...
+# checks that they are the same cells), and a kernel costs about 2 CPU-seconds beyond the code.
+NOTEBOOKS = [(n, TRAINING.get(n, LANGS[(n - 1) % len(LANGS)])) for n in source.lessons()]
 EXECUTE = """
 import json, sys, nbformat
 from nbclient import NotebookClient
@@ -52,11 +59,20 @@ print(json.dumps(cells))
 """
 
 
-STEPS = """
+EXPORT = """
 import sys
-from attnlab.lessons import engine, source
-s = engine.session(int(sys.argv[1]), overrides=eval(sys.argv[2]))
-print("".join(s.run_cell(c, quiet=True)[0] for c in source.cells(s.number) if c.kind in ("setup", "step")), end="")
+from attnlab import lessons
+from attnlab.lessons import runner
+number, lang, folder, overrides = int(sys.argv[1]), sys.argv[2], sys.argv[3], eval(sys.argv[4])
+printed, run_cell = [], runner.Session.run_cell
+def recorded(self, cell, quiet=False):  # what the export's run of each setup and step printed
+    out = run_cell(self, cell, quiet)
+    if cell.kind in ("setup", "step"):
+        printed.append(out[0])
+    return out
+runner.Session.run_cell = recorded
+lessons.export(number, folder, lang, overrides=overrides)
+print("".join(printed), end="")
 """
 
 
@@ -66,44 +82,60 @@ ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}  # the same torch threads in
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """Each lesson exported in each of its languages (the export's own run printing the lesson's
+    output), then its script run, and its notebook in one language; the terminal lesson once."""
     pytest.importorskip("nbclient", reason="pip install -e '.[dev]' (nbclient, ipykernel)")
-    files, keys, cwd = {}, {}, os.getcwd()  # where pytest runs, as a plain subprocess would
+    files, keys, jobs, cwd = {}, {}, [], os.getcwd()  # where pytest runs, as a subprocess would
+
+    def job(key: tuple, *args: str, after: tuple | None = None) -> None:
+        keys[repr(key)] = key
+        jobs.append([repr(key), args, cwd] + ([repr(after)] if after else []))
+
+    plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
+    for number, lang in PAIRS:  # exports first: their scripts wait for them
+        folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
+        files[(number, lang)] = (folder / f"lesson{number}.py", folder / f"lesson{number}.ipynb")
+        job(
+            (number, lang, "export"),
+            "-c",
+            EXPORT,
+            str(number),
+            lang,
+            str(folder),
+            repr(short(number)),
+        )
+    for number in source.lessons():  # the terminal lesson, with its figures as PNG files
+        extra = ["--budget", str(short(number)["BUDGET"])] if trains(number) else []
+        job((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra, "--plots", str(plots))
+    for (number, lang), (py, nb) in files.items():
+        job((number, lang, "py"), str(py), after=(number, lang, "export"))
+        if (number, lang) in NOTEBOOKS:
+            job((number, lang, "ipynb"), "-c", EXECUTE, str(nb), after=(number, lang, "export"))
     errors = tmp_path_factory.mktemp("forks") / "stderr.txt"
     with errors.open("w") as err:
-        forks = subprocess.Popen(
+        forks = subprocess.run(
             [sys.executable, str(FORKS), "2"],
-            stdin=subprocess.PIPE,
+            input="".join(json.dumps(j) + "\n" for j in jobs),
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
             env=ONE_THREAD,
+            timeout=1800,
         )
-
-        def submit(key: tuple, *args: str) -> None:  # runs while the next lesson exports
-            keys[repr(key)] = key
-            forks.stdin.write(json.dumps([repr(key), args, cwd]) + "\n")
-            forks.stdin.flush()
-
-        plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
-        for number in source.lessons():  # what the terminal lesson runs, in a process apart too
-            if not trains(number):  # a lesson that trains by the clock is not compared line by line
-                submit((number, "steps"), "-c", STEPS, str(number), repr(short(number)))
-            extra = ["--budget", str(short(number)["BUDGET"])] if trains(number) else []
-            extra += ["--plots", str(plots)]
-            submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
-        for number, lang in PAIRS:
-            folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
-            py, nb = lessons.export(number, folder, lang, overrides=short(number))
-            files[(number, lang)] = (py, nb)
-            submit((number, lang, "py"), str(py))
-            submit((number, lang, "ipynb"), "-c", EXECUTE, str(nb))
-        out, _ = forks.communicate(timeout=1800)
     assert forks.returncode == 0, errors.read_text()[-3000:]
     done = {
         keys[key]: subprocess.CompletedProcess(key, status, stdout, stderr)
-        for key, (status, stdout, stderr) in json.loads(out).items()
+        for key, (status, stdout, stderr) in json.loads(forks.stdout).items()
     }
+    for number, lang in PAIRS:
+        r = done[(number, lang, "export")]
+        assert r.returncode == 0, r.stderr[-3000:]
     return done, files, plots
+
+
+def _printed(done: dict, number: int, lang: str = "en") -> list[str]:
+    """The lines the export's run of lesson ``number`` in ``lang`` printed."""
+    return done[(number, lang, "export")].stdout.splitlines()
 
 
 def _in_order(lines: list[str], text: str) -> bool:
@@ -118,7 +150,7 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
     if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
+        assert _in_order(_printed(done, number, lang), r.stdout)
     for cell in runner.exercises(number):  # each starting code ran, and its check said "not yet"
         failed = answers.WORDS["failed"] if "answer" in cell.options else words.WORDS["failed"]
         assert failed(lang) in r.stdout, cell.id
@@ -137,7 +169,7 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
         assert "{'床': 0.01, '前': 0.0, '明': 0.3, '月': 0.5, '光': 0.18}" in r.stdout
 
 
-@pytest.mark.parametrize(("number", "lang"), PAIRS)
+@pytest.mark.parametrize(("number", "lang"), NOTEBOOKS)
 def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(runs, number, lang):
     done, _, _ = runs
     r = done[(number, lang, "ipynb")]
@@ -147,7 +179,7 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
     assert not [o for o in outputs if o["type"] == "error"]
     streamed = "".join(o["text"] for o in outputs if o["type"] == "stream")
     if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), streamed)
+        assert _in_order(_printed(done, number, lang), streamed)
     figures = [c for c in cells if "plot(" in c["source"] and "def plot" not in c["source"]]
     steps_with_plots = [c for c in runner.steps(number) if "plot(" in c.code]
     assert len(figures) >= len(steps_with_plots)
@@ -183,7 +215,7 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
     if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
+        assert _in_order(_printed(done, number), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
 
 
@@ -246,7 +278,10 @@ def test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson(tmp_
     assert r.returncode == 0, r.stderr[-3000:]
     assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in r.stdout
     where = subprocess.run(
-        [python, "-c", "import attnlab; print(attnlab.__file__)"], capture_output=True, text=True
+        [python, "-c", "import attnlab; print(attnlab.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert str(tmp_path / "env") in where.stdout  # installed into the fresh environment
 

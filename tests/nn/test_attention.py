@@ -5,6 +5,7 @@ import torch
 from attnlab import ref
 from attnlab.nn import AdditiveAttention, LuongAttention, MultiHeadAttention, ScoredAttention
 from attnlab.nn import functional as AF
+from attnlab.nn.attention import KVCache
 
 
 def _np(t):
@@ -96,6 +97,74 @@ def test_unbatched_and_3d_mask():
     per_head = mask.expand(2, 5, 5)  # unbatched 3-D mask is (H, T, S)
     torch.testing.assert_close(m(x, attn_mask=per_head), m(x, attn_mask=mask))
     assert not torch.allclose(m(x, attn_mask=mask), m(x))
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_each_head_attends_under_its_own_mask(batched):
+    """A per-head mask, (H, T, S) unbatched or (B, H, T, S): head h's weights are zero exactly
+    where head h's mask says no (not head 0's, not the union), and the output is the float64
+    reference's under that same mask."""
+    m = MultiHeadAttention(12, 3).double().eval()
+    x = torch.randn(6, 12, dtype=torch.float64)
+    mask = torch.rand(3, 6, 6, generator=torch.Generator().manual_seed(1)) < 0.6
+    mask |= torch.eye(6, dtype=torch.bool)  # every query sees itself
+    assert not torch.equal(mask[0], mask[1]) and not torch.equal(mask[1], mask[2])
+    xs, ms = (x[None], mask[None]) if batched else (x, mask)
+    out, w = m(xs, attn_mask=ms, need_weights=True)
+    w = w[0] if batched else w  # (H, T, S)
+    for h in range(3):
+        assert torch.all(w[h][~mask[h]] == 0) and torch.all(w[h][mask[h]] > 0), h
+    (Wq, Wk, Wv, Wo), (bq, bk, bv, bo) = _ref_weights(m)
+    want, want_w = ref.multi_head_attention(
+        _np(x), _np(x), _np(x), Wq, Wk, Wv, Wo, 3, bq, bk, bv, bo, attn_mask=mask.numpy()
+    )
+    np.testing.assert_allclose(_np(out[0] if batched else out), want, atol=1e-12)
+    np.testing.assert_allclose(_np(w), want_w, atol=1e-12)
+
+
+def test_unbatched_cross_attention_attends_to_the_context():
+    m = MultiHeadAttention(12, 3).double().eval()
+    x, ctx = torch.randn(4, 12, dtype=torch.float64), torch.randn(7, 12, dtype=torch.float64)
+    out, w = m(x, ctx, need_weights=True)
+    assert out.shape == (4, 12) and w.shape == (3, 4, 7)  # (H, T, S): S is the context's
+    (Wq, Wk, Wv, Wo), (bq, bk, bv, bo) = _ref_weights(m)
+    c = _np(ctx)
+    want, want_w = ref.multi_head_attention(_np(x), c, c, Wq, Wk, Wv, Wo, 3, bq, bk, bv, bo)
+    np.testing.assert_allclose(_np(out), want, atol=1e-12)
+    np.testing.assert_allclose(_np(w), want_w, atol=1e-12)
+    with pytest.raises(ValueError, match=r"context must be \(B=2, S, 12\), got \(3, 7, 12\)"):
+        m(x.expand(2, 4, 12), ctx.expand(3, 7, 12))
+    with pytest.raises(ValueError, match=r"context must be \(B=1, S, 12\), got \(1, 7, 8\)"):
+        m(x[None], torch.randn(1, 7, 8, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("rope", [False, True])
+def test_decoding_with_a_kv_cache_equals_the_whole_causal_pass(rope):
+    """Three positions at once, then one at a time: each position's output is what the
+    causal pass over the whole sequence gives it (positions, rotary offsets and the mask
+    aligned with what is cached)."""
+    m = MultiHeadAttention(12, 3, num_kv_heads=1, rope=rope).double().eval()
+    x = torch.randn(2, 6, 12, dtype=torch.float64)
+    whole = m(x, is_causal=True)
+    cache = KVCache(max_len=6)
+    parts = [m(x[:, :3], is_causal=True, cache=cache)]
+    parts += [m(x[:, t : t + 1], is_causal=True, cache=cache) for t in range(3, 6)]
+    torch.testing.assert_close(torch.cat(parts, dim=1), whole)
+    assert len(cache) == 6
+    with pytest.raises(ValueError, match="a KV cache is for self-attention"):
+        m(x, x, cache=KVCache())
+
+
+def test_dropout_only_while_training():
+    m = MultiHeadAttention(12, 3, dropout=0.5).double()
+    x = torch.randn(2, 5, 12, dtype=torch.float64)
+    m.eval()
+    torch.testing.assert_close(m(x), m(x))  # no dropout: the same output each call
+    m.train()
+    torch.manual_seed(1)
+    a = m(x)
+    torch.manual_seed(2)
+    assert not torch.allclose(a, m(x))
 
 
 def test_mha_gradients_finite_with_fully_masked_rows():

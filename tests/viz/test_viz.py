@@ -140,3 +140,74 @@ def test_a_plot_flag_wants_a_png_name(capsys):
     assert main(["grade", "hw.py", "--plot", "w.txt"]) == 2
     err = capsys.readouterr().err
     assert "expected a file name ending in .png, got 'w.txt'" in err and len(err.splitlines()) == 1
+
+
+def test_the_heatmap_shows_the_weights_rows_as_queries_columns_as_keys():
+    """What the learner sees: row t of the picture is query t's weights over the keys (a
+    non-square matrix, so a transposed drawing cannot pass), the labels where they belong, and
+    each cell's number written on that cell."""
+    w = np.random.default_rng(2).dirichlet(np.ones(5), size=3)  # (T=3 queries, S=5 keys)
+    fig = heatmap(w, list("abc"), list("vwxyz"), title="t")
+    ax = fig.axes[0]
+    np.testing.assert_array_equal(ax.images[0].get_array(), w)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list("abc")  # queries down
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("vwxyz")  # keys across
+    assert (ax.get_ylabel(), ax.get_xlabel()) == ("query", "key")
+    written = {
+        (round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts
+    }
+    assert written == {(t, s): f"{w[t, s]:.2f}" for t in range(3) for s in range(5)}
+    assert ax.images[0].get_clim() == (0.0, w.max())  # from zero up to the largest weight
+
+
+def test_each_panel_of_the_head_grid_is_that_layer_and_heads_weights():
+    w = np.random.default_rng(3).dirichlet(np.ones(4), size=(2, 3, 5))  # (L=2, H=3, T=5, S=4)
+    fig = head_grid(w)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 6
+    for n, ax in enumerate(panels):  # row by row: layer 0's heads, then layer 1's
+        i, h = divmod(n, 3)
+        np.testing.assert_array_equal(ax.images[0].get_array(), w[i, h])
+        assert ax.get_title() == f"layer {i} · head {h}"
+
+
+def test_compare_weights_shows_yours_the_expected_and_their_difference_in_that_order():
+    from attnlab.viz import compare_weights
+
+    got = np.array([[0.8, 0.2, 0.0], [0.5, 0.25, 0.25]])
+    expected = np.array([[0.7, 0.3, 0.0], [0.5, 0.25, 0.25]])
+    yours, theirs, diff = compare_weights(got, expected).axes[:3]
+    np.testing.assert_array_equal(yours.images[0].get_array(), got)
+    np.testing.assert_array_equal(theirs.images[0].get_array(), expected)
+    np.testing.assert_allclose(diff.images[0].get_array(), np.abs(got - expected))
+    outlined = {(p.get_x() + 0.5, p.get_y() + 0.5) for p in yours.patches}
+    assert outlined == {(0.0, 0.0), (1.0, 0.0)}  # (key, query) of the two wrong cells
+
+
+def test_head_grid_labels_queries_and_keys_and_fits_its_largest_side():
+    from attnlab.viz.heatmap import GRID_INCHES
+
+    w = np.random.default_rng(4).dirichlet(np.ones(3), size=(1, 2, 4))  # (1, 2, T=4, S=3)
+    ax = [a for a in head_grid(w, list("abcd"), list("xyz")).axes if a.images][1]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list("abcd")  # queries down
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("xyz")  # keys across
+    self_w = np.full((1, 1, 3, 3), 1 / 3)
+    ax = head_grid(self_w, list("abc")).axes[0]  # self-attention: the keys are the queries
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abc")
+    assert tuple(head_grid(self_w).get_size_inches()) == (3.0, 3.0)  # one panel: 2.4 in + margin
+    wide, tall = (head_grid(np.full((L, H, 2, 2), 0.5)) for L, H in ((2, 12), (12, 2)))
+    assert np.isclose(max(wide.get_size_inches()), GRID_INCHES)  # 12 heads shrink to fit
+    assert np.isclose(max(tall.get_size_inches()), GRID_INCHES)  # and 12 layers
+    with pytest.raises(ValueError, match=r"\(L, H, T, S\) weights, got shape \(2, 2\)"):
+        head_grid(np.eye(2))
+
+
+def test_the_heatmap_grows_with_the_matrix_up_to_its_largest_size():
+    sizes = {
+        (T, S): tuple(heatmap(np.full((T, S), 0.5), annotate=False).get_size_inches())
+        for T, S in ((2, 2), (5, 8), (100, 100))
+    }
+    assert sizes[(2, 2)] == (3.0, 2.6)  # the smallest figure
+    np.testing.assert_allclose(sizes[(5, 8)], (0.55 * 8 + 1.8, 0.5 * 5 + 1.4))  # width: keys
+    assert sizes[(100, 100)] == (10.0, 8.0)  # MAX_INCHES
+    assert heatmap(np.eye(2)).axes[0].images[0].get_cmap().name == "viridis"

@@ -1,6 +1,6 @@
 """What the book's kernel runs to fill a page's prose with the numbers of that same run.
 
-A page's notebook is exported without executing anything (``export.build(run=False)``): a text
+A page's notebook is exported without executing anything (``notebooks.build(run=False)``): a text
 that shows numbers becomes a small code cell, tagged ``remove-input``, that calls ``prose`` or
 ``worked`` with the kernel's namespace. The page then shows the prose as Markdown, filled with
 the values the cells above it computed in that kernel: one run gives the outputs and the words.
@@ -8,9 +8,7 @@ the values the cells above it computed in that kernel: one run gives the outputs
 
 from __future__ import annotations
 
-import importlib
-
-from ..lessons import render, runner, source
+from ..lessons import notebooks, render, runner, source
 
 
 def prose(number: int, lang: str, key: str, ns: dict):
@@ -26,9 +24,8 @@ def worked(number: int, lang: str, ident: str, ns: dict):
     of ``ns`` (the kernel's own state is left as it was), as Markdown."""
     from IPython.display import Markdown
 
-    export = importlib.import_module("attnlab.lessons.export")
     s = runner.Session(number, ns.get("SEED", 0), lang, ns, _overrides(number, ns))
-    return Markdown(render.join_cjk(export.worked_answer(s, ident).text))
+    return Markdown(render.join_cjk(notebooks.worked_answer(s, ident).text))
 
 
 def _overrides(number: int, ns: dict) -> dict:

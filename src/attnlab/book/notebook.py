@@ -12,12 +12,11 @@ playground right after the step it plays with.
 from __future__ import annotations
 
 import html
-import importlib
 import re
 
 import nbformat
 
-from ..lessons import answers, render, source
+from ..lessons import answers, notebooks, render, source
 from ..lessons.runner import setup_constants
 from . import live
 from .words import WORDS
@@ -34,24 +33,23 @@ def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = Non
 
     ``overrides`` (e.g. ``{"BUDGET": 5}``) reach only a lesson whose setup defines the name;
     the others keep their defaults."""
-    export = importlib.import_module("attnlab.lessons.export")
     wanted = {k: v for k, v in (overrides or {}).items() if k in setup_constants(number)}
-    built = export.build(number, lang, seed, wanted or None, run=False)
+    built = notebooks.build(number, lang, seed, wanted or None, run=False)
     cells = []
     for i, c in enumerate(built):
-        if c.kind == export.NUMBERS:
+        if c.kind == notebooks.NUMBERS:
             code = live.call(number, lang, c.text)
             cells.append(nbformat.v4.new_code_cell(code, metadata=HIDDEN))
         else:
-            cells.append(export.notebook_cell(c, f"cell-{i}"))
-    if any(c.kind == export.NUMBERS for c in built):  # after the cell that installs attnlab
+            cells.append(notebooks.notebook_cell(c, f"cell-{i}"))
+    if any(c.kind == notebooks.NUMBERS for c in built):  # after the cell that installs attnlab
         cells.insert(2, nbformat.v4.new_code_cell(live.IMPORT, metadata={"tags": ["remove-cell"]}))
     return cells
 
 
 def page_notebook(number: int, lang: str, seed: int = 0, overrides: dict | None = None) -> str:
     """The notebook the book's page for lesson ``number`` in ``lang`` is built from (JSON)."""
-    nb = importlib.import_module("attnlab.lessons.export").to_notebook([])
+    nb = notebooks.to_notebook([])
     cells = [_folded_quiz(c, lang) for c in exported(number, lang, seed, overrides)]
     if number in PLAYGROUNDS:
         cells = _with_playground(cells, number, lang)

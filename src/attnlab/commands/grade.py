@@ -32,12 +32,21 @@ def add_parser(sub) -> None:
         "attnlab grade submissions/ --exercise self_attention --format csv -o class.csv | "
         "attnlab grade class/ --format html -o report.html (class/alice/*.py, class/bob/*.py)",
     )
+    _add_what_to_grade(p, EXERCISES)
+    _add_limits(p)
+    add_lang(p, "hints")
+    _add_help_flags(p)
+    p.set_defaults(run=run)
+
+
+def _add_what_to_grade(p, exercises) -> None:
+    """The submission, its exercise, and where the report goes in which format."""
     p.add_argument(
         "path", metavar="FILE|DIR", help="a .py or .ipynb submission, or a folder of them"
     )
     p.add_argument(
         "--exercise",
-        choices=list(EXERCISES),
+        choices=list(exercises),
         metavar="NAME",
         help="exercise name (default: detected from the function defined)",
     )
@@ -69,6 +78,10 @@ def add_parser(sub) -> None:
         help="write the report to FILE (atomically: a reader never sees half a report) "
         "instead of standard output",
     )
+
+
+def _add_limits(p) -> None:
+    """The sandbox's limits, the seed and the parallel gradings."""
     p.add_argument(
         "--timeout",
         type=bounded_float(0.5, 3600),
@@ -76,7 +89,6 @@ def add_parser(sub) -> None:
         metavar="S",
         help="seconds per submission, 0.5 to 3600 (default 10)",
     )
-    add_lang(p, "hints")
     p.add_argument(
         "--seed",
         type=nonneg_int,
@@ -93,6 +105,10 @@ def add_parser(sub) -> None:
         metavar="MB",
         help="address-space limit per submission, at least 256 (default 2048)",
     )
+
+
+def _add_help_flags(p) -> None:
+    """How much the hints say, the picture of a wrong answer, and grading without the sandbox."""
     p.add_argument(
         "--hint-level",
         type=int,
@@ -113,7 +129,6 @@ def add_parser(sub) -> None:
         help="grade without bwrap (process isolation only): the submissions can read and write "
         "whatever your user can, see each other and reach the network. Only for code you trust.",
     )
-    p.set_defaults(run=run)
 
 
 def run(a) -> int:

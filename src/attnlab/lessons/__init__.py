@@ -2,8 +2,9 @@
 
 - ``content/lessonN/``: ``code.py`` (the code, written once) and ``en.md``/``ja.md``/``zh.md``
 - ``source``: reading those files; ``runner``: running their cells exactly as shown
-- ``engine``: the terminal lesson, an exercise, the quiz; ``export``: a script and a notebook
-  (``notebook(n, lang, seed, overrides)`` gives the nbformat node)
+- ``engine``: the terminal lesson, an exercise, the quiz; ``notebooks``: a script and a
+  notebook (``export(n, folder, ...)`` writes them, ``notebook(n, lang, seed, overrides)`` gives
+  the nbformat node)
 - ``answers``: checking an exercise's answer or a quiz answer; ``show``: what lesson code prints
   and draws (text figures in the terminal, images in Jupyter); ``render``: the terminal (rich)
 - ``comments``: the code's comments in the learner's language
@@ -13,7 +14,7 @@ Importing this package computes nothing.
 
 from .answers import check_answer, quiz
 from .engine import get, list_lessons, run, run_exercise, run_quiz
-from .export import export, notebook
+from .notebooks import export, notebook
 from .source import lessons
 
 __all__ = [

@@ -17,7 +17,7 @@ installs); without either it says where attnlab comes from and imports it.
 
 From Python (the web book builds on it)::
 
-    nb = attnlab.lessons.export.notebook(1, lang="ja", seed=0, overrides=None)  # nbformat node
+    nb = attnlab.lessons.notebooks.notebook(1, lang="ja", seed=0, overrides=None)  # nbformat node
 """
 
 from __future__ import annotations
