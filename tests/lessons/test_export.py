@@ -26,7 +26,7 @@ from attnlab.lessons import answers, runner, source
 from helpers import short, trains
 
 LANGS = ["en", "ja", "zh"]
-# The lessons that train (a BUDGET in their setup) run the same code in every language; their
+# The lessons that train (STEPS in their setup) run the same code in every language; their
 # exports run in one language each (tests/lessons/test_training_lessons.py runs all three).
 TRAINING = {6: "ja", 7: "zh"}
 PAIRS = [
@@ -86,9 +86,8 @@ def runs(tmp_path_factory):
 
         plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
         for number in source.lessons():  # what the terminal lesson runs, in a process apart too
-            if not trains(number):  # a lesson that trains by the clock is not compared line by line
-                submit((number, "steps"), "-c", STEPS, str(number), repr(short(number)))
-            extra = ["--budget", str(short(number)["BUDGET"])] if trains(number) else []
+            submit((number, "steps"), "-c", STEPS, str(number), repr(short(number)))
+            extra = ["--steps", str(short(number)["STEPS"])] if trains(number) else []
             extra += ["--plots", str(plots)]
             submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
         for number, lang in PAIRS:
@@ -117,8 +116,8 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
     done, _, _ = runs
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
+    # a lesson that trains too: by steps, from a seed, on one thread, the same numbers each run
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     for cell in runner.exercises(number):  # each starting code ran, and its check said "not yet"
         failed = answers.WORDS["failed"] if "answer" in cell.options else words.WORDS["failed"]
         assert failed(lang) in r.stdout, cell.id
@@ -142,8 +141,7 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
     outputs = [o for c in cells for o in c["outputs"]]
     assert not [o for o in outputs if o["type"] == "error"]
     streamed = "".join(o["text"] for o in outputs if o["type"] == "stream")
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), streamed)
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), streamed)
     figures = [c for c in cells if "plot(" in c["source"] and "def plot" not in c["source"]]
     steps_with_plots = [c for c in runner.steps(number) if "plot(" in c.code]
     assert len(figures) >= len(steps_with_plots)
@@ -174,15 +172,15 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
     done, _, _ = runs
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
+    # a lesson that trains too: by steps, from a seed, on one thread, the same numbers each run
+    assert _in_order(done[(number, "steps")].stdout.splitlines(), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
 
 
 def test_the_terminal_lesson_writes_each_figure_as_a_png(runs):
     done, _, plots = runs
     printed = []
-    for number in source.lessons():  # a lesson that trains: on the short budget, all the same
+    for number in source.lessons():  # a lesson that trains: on the short steps, all the same
         paths = re.findall(r"^  \[plot\] (.+)$", done[(number, "cli")].stdout, re.M)
         calls = sum(c.code.count("plot(") for c in runner.steps(number))
         assert len(paths) >= calls and len(set(paths)) == len(paths), number  # (some in loops)

@@ -241,7 +241,7 @@ def notebook(
     install: str | None = None,
 ) -> nbformat.NotebookNode:
     """Lesson ``number`` as a validated notebook node, prose in ``lang`` with the numbers of
-    ``seed`` (and ``overrides`` of setup constants such as ``{"BUDGET": 5}``)."""
+    ``seed`` (and ``overrides`` of setup constants such as ``{"STEPS": 5}``)."""
     return to_notebook(build(number, lang, seed, overrides, install))
 
 
