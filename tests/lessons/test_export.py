@@ -43,7 +43,8 @@ nb = nbformat.read(path, as_version=4)
 NotebookClient(nb, timeout=300, kernel_name="python3").execute(cwd=str(__import__("pathlib").Path(path).parent))
 cells = [
     {"source": c.source, "outputs": [
-        {"type": o.get("output_type"), "text": o.get("text", ""), "mime": sorted(o.get("data", {}))}
+        {"type": o.get("output_type"), "text": o.get("text", ""), "mime": sorted(o.get("data", {})),
+         "markdown": o.get("data", {}).get("text/markdown", "")}
         for o in c.outputs
     ]}
     for c in nb.cells if c.cell_type == "code"
@@ -57,6 +58,18 @@ import sys
 from attnlab.lessons import engine, source
 s = engine.session(int(sys.argv[1]), overrides=eval(sys.argv[2]))
 print("".join(s.run_cell(c, quiet=True)[0] for c in source.cells(s.number) if c.kind in ("setup", "step")), end="")
+"""
+
+
+WORDS = """
+import json, sys
+from attnlab.lessons import engine, export, render, runner, say, source
+number, lang = int(sys.argv[1]), sys.argv[2]
+s = engine.session(number, lang, overrides=eval(sys.argv[3]))
+s.steps()
+texts = source.prose(number, lang).texts
+keys = [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
+print(json.dumps({k: render.join_cjk(say.said(number, k, s.ns)) for k in keys}))
 """
 
 
@@ -90,6 +103,8 @@ def runs(tmp_path_factory):
             extra = ["--steps", str(short(number)["STEPS"])] if trains(number) else []
             extra += ["--plots", str(plots)]
             submit((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra)
+        for number, lang in TRAINING.items():  # their words, filled from a run of their own
+            submit((number, lang, "words"), "-c", WORDS, str(number), lang, repr(short(number)))
         for number, lang in PAIRS:
             folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
             py, nb = lessons.export(number, folder, lang, overrides=short(number))
@@ -149,6 +164,32 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
         pngs = [o for o in c["outputs"] if "image/png" in o["mime"]]
         assert pngs, (c["source"][:200], c["outputs"])
         assert not any("<Figure size" in o["text"] for o in c["outputs"])
+
+
+@pytest.mark.parametrize(("number", "lang"), TRAINING.items())
+def test_a_training_notebook_fills_its_words_from_its_own_kernel(runs, number, lang):
+    """No number of the export's making in the words: each text with numbers is a cell that
+    fills it in the kernel, and what it showed there is the text filled from the values of an
+    independent run of the same steps (the same numbers, word for word)."""
+    done, files, _ = runs
+    _, nb_path = files[(number, lang)]
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    r = done[(number, lang, "words")]
+    assert r.returncode == 0, r.stderr[-3000:]
+    expected = json.loads(r.stdout.splitlines()[-1])
+    assert len(expected) >= 6
+    cells = json.loads(done[(number, lang, "ipynb")].stdout.splitlines()[-1])
+    shown = {}
+    for c in cells:
+        m = re.fullmatch(r'attnlab\.lessons\.say\(\d+, "(\w+)", globals\(\)\)', c["source"])
+        if m:
+            shown[m.group(1)] = "".join(o["markdown"] for o in c["outputs"])
+    assert shown == expected
+    for key, text in expected.items():  # and none of it was written into the notebook itself
+        for sentence in re.split(r"(?<=[.。])\s", text):
+            if re.search(r"\d", sentence) and len(sentence) > 40:
+                assert sentence not in markdown, (key, sentence)
 
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
