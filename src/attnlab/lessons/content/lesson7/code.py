@@ -13,7 +13,7 @@ from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch
 
 SEED = 0
 LANG = "en"
-STEPS = 1500  # training steps for each of the three models (fewer: a quicker, weaker run)
+STEPS = 800  # training steps for each of the three models (fewer: a quicker, weaker run)
 N_TEST = 2000  # unseen dates each model is scored on (fewer: a quicker run)
 KINDS = ["none", "bahdanau", "luong-general"]
 LABELS = {  # figure titles and axis labels, in the lesson's language
