@@ -3,6 +3,7 @@
 
 # %% setup
 import math
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -271,6 +272,8 @@ chars = ["␣" if c == " " else "⏎" if c == "\n" else c for c in tok.decode(pr
 found = {}  # per pattern: (layer, head, its share, the share of even attention)
 for pattern in PATTERNS:
     share, chance = shares(w_all, chars, pattern)  # (L, H) and one number
+    if np.isnan(chance):  # the probe has no query this pattern applies to
+        continue
     layer, head = (int(i) for i in np.unravel_index(np.nanargmax(share), share.shape))
     found[pattern] = (layer, head, float(share[layer, head]), chance)
 print(
@@ -316,9 +319,10 @@ def make(kind, seed):  # one model of the table, from its own seed
 runs = {("gpt", SEED): (model, result)}  # the GPT trained above is seed SEED's
 for kind in ["gpt", *dict(SIZES)]:
     for seed in range(SEED, SEED + SEEDS):
-        if (kind, seed) not in runs:  # the same steps, batches and schedule for every model
+        if (kind, seed) not in runs:  # the same steps and schedule; per seed, the same batches
             m = make(kind, seed)
-            runs[kind, seed] = m, Trainer(train, None, progress=False).fit(m, task)
+            seeded = replace(train, seed=seed)  # its own batches too
+            runs[kind, seed] = m, Trainer(seeded, None, progress=False).fit(m, task)
 val = {}  # per model: the validation perplexity of each seed
 for (kind, _), (_, r) in runs.items():
     val.setdefault(kind, []).append(math.exp(r.evals[-1]["val_loss"]))
