@@ -253,8 +253,9 @@ for temp, s in samples.items():
     words = s.split()[:-1]  # the last word may be cut off
     real[temp] = sum(w in known for w in words) / max(1, len(words))
     print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
-reads_like = real[0.5] >= 0.6  # most words at a low temperature are the corpus's own
-nonsense_high = reads_like and real[2.0] < real[0.5] - 0.2  # high: invented words
+real_low, real_high = real[0.5], real[2.0]
+reads_like = real_low >= 0.6  # most words at a low temperature are the corpus's own
+nonsense_high = reads_like and real_high < real_low - 0.2  # high: invented words
 (top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
 print(
     table(
