@@ -202,7 +202,7 @@ losses = np.array(result.train_losses)
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid") if len(losses) >= 20 else losses
 first, last = evals[0]["val_loss"], evals[-1]["val_loss"]
 steps = result.iters
-improved = last < first - 0.1  # the validation loss fell clearly
+improved = last < first - 0.5  # the validation loss fell clearly (half a nat or more)
 print(
     table(
         ["step", "train loss", "val loss", "val perplexity"],
