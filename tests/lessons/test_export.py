@@ -63,13 +63,13 @@ print("".join(s.run_cell(c, quiet=True)[0] for c in source.cells(s.number) if c.
 
 WORDS = """
 import json, sys
-from attnlab.lessons import engine, export, render, runner, say, source
+from attnlab.lessons import engine, filled, render, runner, source
 number, lang = int(sys.argv[1]), sys.argv[2]
 s = engine.session(number, lang, overrides=eval(sys.argv[3]))
 s.steps()
 texts = source.prose(number, lang).texts
 keys = [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
-print(json.dumps({k: render.join_cjk(say.said(number, k, s.ns)) for k in keys}))
+print(json.dumps({k: render.join_cjk(filled.said(number, k, s.ns)) for k in keys}))
 """
 
 

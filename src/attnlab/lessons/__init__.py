@@ -6,7 +6,7 @@
   (``notebook(n, lang, seed, overrides)`` gives the nbformat node)
 - ``answers``: checking an exercise's answer or a quiz answer; ``show``: what lesson code prints
   and draws (text figures in the terminal, images in Jupyter); ``render``: the terminal (rich)
-- ``comments``: the code's comments in the learner's language; ``say``: a step's words filled
+- ``comments``: the code's comments in the learner's language; ``filled``: a step's words filled
   where its code ran (the exported notebooks of the lessons that train)
 
 Importing this package computes nothing.
@@ -15,7 +15,7 @@ Importing this package computes nothing.
 from .answers import check_answer, quiz
 from .engine import get, list_lessons, run, run_exercise, run_quiz
 from .export import export, notebook
-from .say import say
+from .filled import say
 from .source import lessons
 
 __all__ = [
