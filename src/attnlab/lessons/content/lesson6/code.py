@@ -254,7 +254,10 @@ for temp, s in samples.items():
     real[temp] = sum(w in known for w in words) / max(1, len(words))
     print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
 real_low, real_high = real[0.5], real[2.0]
-reads_like = real_low >= 0.6  # most words at a low temperature are the corpus's own
+low_words = samples[0.5].split()[:-1]
+n_low, n_distinct = len(low_words), len({w.lower() for w in low_words})
+varied = n_low >= 8 and n_distinct >= 0.6 * n_low  # not one word over and over
+reads_like = varied and real_low >= 0.6  # most words at a low temperature are the corpus's own
 nonsense_high = reads_like and real_high < real_low - 0.2  # high: invented words
 (top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
 print(
@@ -279,9 +282,9 @@ for pattern in PATTERNS:
     found[pattern] = (layer, head, float(share[layer, head]), chance)
 print(
     table(
-        ["pattern", "best head", "its weight there", "even attention", "ratio"],
+        ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
         [
-            (p, f"{la}.{h}", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
+            (p, f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
             for p, (la, h, s, c) in found.items()
         ],
     )
