@@ -1,5 +1,5 @@
 """What several test areas share: a free port, tiny corpora, token batches, tiny model flags,
-the short training budget of the lessons that train and their runs, made once per process.
+the short training of the lessons that train and their runs, made once per process.
 
 Imported as ``helpers`` (tests/conftest.py puts this folder on ``sys.path``; spawned worker
 processes inherit that path).
@@ -194,31 +194,31 @@ def token_batch(
     return x, torch.roll(x, -1, dims=1)
 
 
-SHORT_BUDGET = 0.25  # seconds of training per model, for the lessons that train: 4-13 steps each
+SHORT_STEPS = 5  # training steps per model, for the lessons that train (their STEPS)
 SHORT_TEST = 200  # lesson 7's unseen dates per model (N_TEST; the lesson scores 2,000)
 SHORT_TIMED = (64, 128, 256)  # the lengths lessons 1 and 5 time in an exercise (TIMED)
 _LESSON_RUNS: dict[tuple, tuple[str, dict]] = {}
 
 
 def trains(number: int) -> bool:
-    """Lesson ``number`` trains models by the clock (its setup has a BUDGET): its steps, losses
-    and timings differ from run to run."""
+    """Lesson ``number`` trains models (its setup has STEPS): by steps, from a seed, on one
+    thread, so its numbers are the same in every run; the tests shorten it."""
     from attnlab.lessons import runner
 
-    return "BUDGET" in runner.tunable(number)
+    return "STEPS" in runner.tunable(number)
 
 
 def short(number: int) -> dict:
     """The setup constants the tests shorten, where lesson ``number`` has them: the training
-    budget (and lesson 7's test set, N_TEST) and the lengths an exercise times (TIMED)."""
+    steps (and lesson 7's test set, N_TEST) and the lengths an exercise times (TIMED)."""
     from attnlab.lessons import runner
 
-    shorter = {"BUDGET": SHORT_BUDGET, "N_TEST": SHORT_TEST, "TIMED": SHORT_TIMED}
+    shorter = {"STEPS": SHORT_STEPS, "N_TEST": SHORT_TEST, "TIMED": SHORT_TIMED}
     return {k: v for k, v in shorter.items() if k in runner.setup_constants(number)}
 
 
 def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
-    """The whole terminal lesson (what it printed, what each step assigned) on the short budget,
+    """The whole terminal lesson (what it printed, what each step assigned) on the short steps,
     run once per (lesson, language, seed) in this process: tests/lessons' modules share it, and
     tests/conftest.py keeps the tests of a lesson that trains on one worker. Callers only read."""
     from attnlab import lessons

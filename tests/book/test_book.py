@@ -33,7 +33,7 @@ LESSONS = (1, 4)
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = os.environ.get("ATTNLAB_DOCS_SHOTS") == "1"  # the README's screenshot: the whole book
 # the build: lesson 1's timing exercise on short lengths (TIMED), through the same overrides
-# as ``attnlab book --budget`` (tests/book's failure tests go through the command itself)
+# as ``attnlab book --steps`` (tests/book's failure tests go through the command itself)
 BUILD = {
     "langs": LANGS_ALL if SHOTS else LANGS,
     "lessons": () if SHOTS else LESSONS,
@@ -227,11 +227,11 @@ def test_a_page_notebook_runs_nothing_and_leaves_its_numbers_to_the_kernel(monke
         raise AssertionError("the page's notebook ran lesson code outside its kernel")
 
     monkeypatch.setattr(runner.Session, "run", refuse)
-    nb = json.loads(page_notebook(6, "en", overrides={"BUDGET": 0.5}))
+    nb = json.loads(page_notebook(6, "en", overrides={"STEPS": 5}))
     cells = nb["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     text = "".join("".join(c["source"]) for c in cells)
-    assert "BUDGET = 0.5" in text
+    assert "STEPS = 5" in text
     words = source.prose(6, "en")
     for key, prose in words.texts.items():  # every text with numbers: filled by the kernel
         if source.placeholders(prose):

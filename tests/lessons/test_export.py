@@ -29,7 +29,7 @@ from attnlab.lessons import answers, runner, source
 from helpers import short, trains
 
 LANGS = ["en", "ja", "zh"]
-# The lessons that train (a BUDGET in their setup) run the same code in every language; their
+# The lessons that train (STEPS in their setup) run the same code in every language; their
 # exports run in one language each (tests/lessons/test_training_lessons.py runs all three).
 TRAINING = {6: "ja", 7: "zh"}
 PAIRS = [
@@ -50,7 +50,8 @@ nb = nbformat.read(path, as_version=4)
 NotebookClient(nb, timeout=300, kernel_name="python3").execute(cwd=str(__import__("pathlib").Path(path).parent))
 cells = [
     {"source": c.source, "outputs": [
-        {"type": o.get("output_type"), "text": o.get("text", ""), "mime": sorted(o.get("data", {}))}
+        {"type": o.get("output_type"), "text": o.get("text", ""), "mime": sorted(o.get("data", {})),
+         "markdown": o.get("data", {}).get("text/markdown", "")}
         for o in c.outputs
     ]}
     for c in nb.cells if c.cell_type == "code"
@@ -73,6 +74,18 @@ def recorded(self, cell, quiet=False):  # what the export's run of each setup an
 runner.Session.run_cell = recorded
 lessons.export(number, folder, lang, overrides=overrides)
 print("".join(printed), end="")
+"""
+
+
+WORDS = """
+import json, sys
+from attnlab.lessons import engine, filled, render, runner, source
+number, lang = int(sys.argv[1]), sys.argv[2]
+s = engine.session(number, lang, overrides=eval(sys.argv[3]))
+s.steps()
+texts = source.prose(number, lang).texts
+keys = [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
+print(json.dumps({k: render.join_cjk(filled.said(number, k, s.ns)) for k in keys}))
 """
 
 
@@ -105,8 +118,11 @@ def runs(tmp_path_factory):
             repr(short(number)),
         )
     for number in source.lessons():  # the terminal lesson, with its figures as PNG files
-        extra = ["--budget", str(short(number)["BUDGET"])] if trains(number) else []
+        extra = ["--steps", str(short(number)["STEPS"])] if trains(number) else []
+        extra += ["--lang", TRAINING.get(number, "en")]  # the language its export ran in
         job((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra, "--plots", str(plots))
+    for number, lang in TRAINING.items():  # their words, filled from a run of their own
+        job((number, lang, "words"), "-c", WORDS, str(number), lang, repr(short(number)))
     for (number, lang), (py, nb) in files.items():
         job((number, lang, "py"), str(py), after=(number, lang, "export"))
         if (number, lang) in NOTEBOOKS:
@@ -149,8 +165,8 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
     done, _, _ = runs
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(_printed(done, number, lang), r.stdout)
+    # a lesson that trains too: by steps, from a seed, on one thread, the same numbers each run
+    assert _in_order(_printed(done, number, lang), r.stdout)
     for cell in runner.exercises(number):  # each starting code ran, and its check said "not yet"
         failed = answers.WORDS["failed"] if "answer" in cell.options else words.WORDS["failed"]
         assert failed(lang) in r.stdout, cell.id
@@ -178,8 +194,7 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
     outputs = [o for c in cells for o in c["outputs"]]
     assert not [o for o in outputs if o["type"] == "error"]
     streamed = "".join(o["text"] for o in outputs if o["type"] == "stream")
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(_printed(done, number, lang), streamed)
+    assert _in_order(_printed(done, number, lang), streamed)
     figures = [c for c in cells if "plot(" in c["source"] and "def plot" not in c["source"]]
     steps_with_plots = [c for c in runner.steps(number) if "plot(" in c.code]
     assert len(figures) >= len(steps_with_plots)
@@ -187,6 +202,32 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
         pngs = [o for o in c["outputs"] if "image/png" in o["mime"]]
         assert pngs, (c["source"][:200], c["outputs"])
         assert not any("<Figure size" in o["text"] for o in c["outputs"])
+
+
+@pytest.mark.parametrize(("number", "lang"), TRAINING.items())
+def test_a_training_notebook_fills_its_words_from_its_own_kernel(runs, number, lang):
+    """No number of the export's making in the words: each text with numbers is a cell that
+    fills it in the kernel, and what it showed there is the text filled from the values of an
+    independent run of the same steps (the same numbers, word for word)."""
+    done, files, _ = runs
+    _, nb_path = files[(number, lang)]
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    r = done[(number, lang, "words")]
+    assert r.returncode == 0, r.stderr[-3000:]
+    expected = json.loads(r.stdout.splitlines()[-1])
+    assert len(expected) >= 6
+    cells = json.loads(done[(number, lang, "ipynb")].stdout.splitlines()[-1])
+    shown = {}
+    for c in cells:
+        m = re.fullmatch(r'attnlab\.lessons\.say\(\d+, "(\w+)", globals\(\)\)', c["source"])
+        if m:
+            shown[m.group(1)] = "".join(o["markdown"] for o in c["outputs"])
+    assert shown == expected
+    for key, text in expected.items():  # and none of it was written into the notebook itself
+        for sentence in re.split(r"(?<=[.。])\s", text):
+            if re.search(r"\d", sentence) and len(sentence) > 40:
+                assert sentence not in markdown, (key, sentence)
 
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
@@ -214,8 +255,7 @@ def test_the_terminal_lesson_prints_those_numbers(runs, number):
     done, _, _ = runs
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
-    if not trains(number):  # training by the clock prints other numbers each run
-        assert _in_order(_printed(done, number), r.stdout)
+    assert _in_order(_printed(done, number, TRAINING.get(number, "en")), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
 
 

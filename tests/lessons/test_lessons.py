@@ -234,7 +234,7 @@ def test_the_code_the_terminal_shows_is_the_exported_script(number):
 @pytest.mark.parametrize("number", LESSONS)
 def test_same_seed_same_output_and_sections_match_the_full_run(number):
     if trains(number):
-        pytest.skip("trains by the clock: steps, losses and timings differ between runs")
+        pytest.skip("each section would train again: test_training_lessons runs it twice")
     a, _ = full(number, seed=3)
     hint = re.compile(r"\(To see the figure as an image:.*?\)\n", re.S)  # once per run
     for k in range(1, len(runner.steps(number)) + 1):  # each a run apart: the steps before it
@@ -645,14 +645,12 @@ def test_zh_title_reads_naturally():
 
 
 def test_setup_constants_can_be_overridden():
-    setup = source.SourceCell(
-        "setup", "", 'SEED = 0\nLANG = "en"\nBUDGET = 60  # seconds of training'
-    )
-    code = runner.code_of(setup, 4, "ja", {"BUDGET": 5})
-    assert code == 'SEED = 4\nLANG = "ja"\nBUDGET = 5  # seconds of training'
+    setup = source.SourceCell("setup", "", 'SEED = 0\nLANG = "en"\nSTEPS = 600  # training steps')
+    code = runner.code_of(setup, 4, "ja", {"STEPS": 5})
+    assert code == 'SEED = 4\nLANG = "ja"\nSTEPS = 5  # training steps'
     with pytest.raises(lessons.engine.UserError, match="no constant WIDTH"):
         runner.code_of(setup, overrides={"WIDTH": 3})
-    assert main(["lesson", "1", "--budget", "5"]) == 2  # lesson 1 trains nothing
+    assert main(["lesson", "1", "--steps", "5"]) == 2  # lesson 1 trains nothing
 
 
 def test_a_step_without_code_shows_only_its_prose():

@@ -3,15 +3,13 @@ sight until ``--answers`` asks for it, and an install cell that says what it ins
 
 In process and quick; tests/lessons/test_export.py runs every exported script with python."""
 
-import importlib
 import io
 from contextlib import redirect_stdout
 
 import pytest
 
+from attnlab.lessons import notebooks as export
 from attnlab.lessons import runner, source
-
-export = importlib.import_module("attnlab.lessons.export")  # (the package exports a function)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -29,7 +29,7 @@ def worked(number: int, lang: str, ident: str, ns: dict):
 
 
 def _overrides(number: int, ns: dict) -> dict:
-    """The tunable setup constants (BUDGET) as this kernel set them."""
+    """The tunable setup constants (STEPS) as this kernel set them."""
     return {name: ns[name] for name in runner.tunable(number) if name in ns}
 
 

@@ -1,7 +1,7 @@
 """A lesson as one page of the book: the lessons' own notebook export, plus what a page needs.
 
 ``exported`` is the only place that calls the lessons' exporter: the notebook of a lesson, a
-language, a seed and setup overrides such as ``BUDGET``, exported without running anything.
+language, a seed and setup overrides such as ``STEPS``, exported without running anything.
 Its prose that shows numbers comes as small code cells, hidden on the page (``remove-input``),
 that fill the text in the kernel from the cells above them (``live``): the page's words and its
 outputs come from the same single run. ``page_notebook`` then changes two things for reading
@@ -31,7 +31,7 @@ def exported(number: int, lang: str, seed: int = 0, overrides: dict | None = Non
     """The lesson's notebook cells (nbformat 4 dicts) as the lessons' exporter makes them,
     nothing executed; prose with numbers as hidden cells that fill it in the kernel.
 
-    ``overrides`` (e.g. ``{"BUDGET": 5}``) reach only a lesson whose setup defines the name;
+    ``overrides`` (e.g. ``{"STEPS": 5}``) reach only a lesson whose setup defines the name;
     the others keep their defaults."""
     wanted = {k: v for k, v in (overrides or {}).items() if k in setup_constants(number)}
     built = notebooks.build(number, lang, seed, wanted or None, run=False)

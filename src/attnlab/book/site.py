@@ -65,7 +65,7 @@ class BookConfig:
     langs: tuple[str, ...] = LANGS
     lessons: tuple[int, ...] = ()  # () = every lesson
     seed: int = 0
-    overrides: dict[str, object] = field(default_factory=dict)  # e.g. {"BUDGET": 5}
+    overrides: dict[str, object] = field(default_factory=dict)  # e.g. {"STEPS": 5}
     cache: Path | None = None  # default: OUT-cache beside OUT
     timeout: int = 900  # seconds one notebook cell may run
     quiet: bool = False

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..i18n import LANGS
-from ._args import int_list, nonneg_int, positive_float, positive_int
+from ._args import int_list, nonneg_int, positive_int
 
 NAME = "book"
 
@@ -37,10 +37,10 @@ def add_parser(sub) -> None:
         "--seed", type=nonneg_int, default=0, help="seed for the lessons' examples (default 0)"
     )
     p.add_argument(
-        "--budget",
-        type=positive_float,
-        metavar="SECONDS",
-        help="training time of the lessons that train (their BUDGET; default theirs)",
+        "--steps",
+        type=positive_int,
+        metavar="N",
+        help="training steps of the lessons that train (their STEPS; default theirs)",
     )
     p.add_argument(
         "--cache", metavar="DIR", help="the sources and executed notebooks (default OUT_DIR-cache)"
@@ -67,8 +67,7 @@ def run(a) -> int:
     chosen = langs(a.lang)
     choose_lessons(chosen, a.lessons or ())
     require_sphinx()
-    budget = a.budget if a.budget is None or a.budget % 1 else int(a.budget)
-    overrides = {} if budget is None else {"BUDGET": budget}
+    overrides = {} if a.steps is None else {"STEPS": a.steps}
     cfg = BookConfig(
         out=Path(a.out),
         langs=chosen,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UserError, closest
-from ._args import add_lang, nonneg_int, positive_float, positive_int
+from ._args import add_lang, nonneg_int, positive_int
 
 NAME = "lesson"
 FORMATS = ("py", "ipynb", "both")
@@ -64,10 +64,10 @@ def add_parser(sub) -> None:
         help="with --export: the notebook's first cell pip-installs attnlab from URL when missing",
     )
     p.add_argument(
-        "--budget",
-        type=positive_float,
-        metavar="SECONDS",
-        help="seconds of training, for a lesson that trains a model (its setup's BUDGET)",
+        "--steps",
+        type=positive_int,
+        metavar="N",
+        help="training steps per model, for a lesson that trains (its setup's STEPS)",
     )
     p.set_defaults(run=run)
 
@@ -98,7 +98,7 @@ def run(a) -> int:
     export_only = [n for n, v in _EXPORT_ONLY if getattr(a, v)]
     if export_only and a.export is None:
         raise UserError(f"{', '.join(export_only)}: only with --export DIR")
-    overrides = {"BUDGET": a.budget} if a.budget is not None else None
+    overrides = {"STEPS": a.steps} if a.steps is not None else None
     if a.quiz:
         lessons.run_quiz(number, a.lang)
     elif a.export is not None:

@@ -7,13 +7,15 @@
   the nbformat node)
 - ``answers``: checking an exercise's answer or a quiz answer; ``show``: what lesson code prints
   and draws (text figures in the terminal, images in Jupyter); ``render``: the terminal (rich)
-- ``comments``: the code's comments in the learner's language
+- ``comments``: the code's comments in the learner's language; ``filled``: a step's words filled
+  where its code ran (the exported notebooks of the lessons that train)
 
 Importing this package computes nothing.
 """
 
 from .answers import check_answer, quiz
 from .engine import get, list_lessons, run, run_exercise, run_quiz
+from .filled import say
 from .notebooks import export, notebook
 from .source import lessons
 
@@ -28,4 +30,5 @@ __all__ = [
     "run",
     "run_exercise",
     "run_quiz",
+    "say",
 ]

@@ -146,7 +146,7 @@ def run(
     overrides: runner.Overrides | None = None,
 ) -> dict[int, dict]:
     """Print lesson ``number`` (or only step ``section``); return what each step assigned.
-    ``overrides`` sets constants of the setup cell (``{"BUDGET": 5}``)."""
+    ``overrides`` sets constants of the setup cell (``{"STEPS": 5}``)."""
     _check_args(number, lang, seed, plots)
     con = render.console(out or sys.stdout)
     s, steps = session(number, lang, seed, overrides), runner.steps(number)

@@ -1,8 +1,8 @@
 """``attnlab lesson N --export DIR``: the lesson as a script and a notebook the learner edits.
 
 Both come from one notebook (``notebook``): the prose in the chosen language (numbers filled in
-by running the lesson once), the lesson's code exactly as ``attnlab lesson N`` shows and runs
-it (comments in that language), each exercise as its starting code followed by the cell that
+by running the lesson once; a lesson that trains fills them where the notebook runs, ``say``),
+the lesson's code exactly as ``attnlab lesson N`` shows and runs it (comments in that language), each exercise as its starting code followed by the cell that
 checks it (the worked answer hidden under a fold), and the quiz as cells that check an answer.
 
 - ``lessonN.ipynb``: written by ``nbformat`` (validated), for Jupyter and Colab;
@@ -100,6 +100,8 @@ def build(
 ) -> list[NotebookCell]:
     """The lesson as cells, its prose filled with the numbers of this seed; ``install``: the
     source the first cell installs attnlab from (a wheel's file name, or what pip takes).
+    A lesson that trains is not run here: each text with numbers is a code cell that fills
+    it where the notebook runs (``say_code``), from the values its cells computed there.
 
     ``run=False`` executes nothing: a text that shows numbers comes as a ``NUMBERS`` cell (its
     text is the prose key, e.g. ``train_gpt`` or ``sharpen/solution``) for whoever executes the
@@ -113,6 +115,7 @@ def build(
         NotebookCell("markdown", f"# {engine.title(number, lang)}\n\n{words.intro}".strip()),
         NotebookCell("code", install_code(install, lang)),
     ]
+    live = run and trains(number)  # its words come from the kernel's run (``say``), not ours
     k = 0
     for cell in source.cells(number):
         if cell.kind == "setup":
@@ -121,10 +124,12 @@ def build(
             cells.append(NotebookCell("code", s.code(cell)))
         elif cell.kind == "step":
             k += 1
-            if run:
+            if run and not live:
                 s.run_cell(cell, quiet=True)
             head = f"## {k}. {words.titles[cell.id]}"
-            text = _prose(words, cell.id, s.ns, run)
+            text = _prose(words, cell.id, s.ns, run and not live)
+            if text and text.kind == NUMBERS and live:
+                text = NotebookCell("code", say_code(number, cell.id))
             if cell.has_code:
                 cells += [NotebookCell("markdown", head), NotebookCell("code", s.code(cell))]
             elif text and text.kind == "markdown":  # prose only: one Markdown cell
@@ -133,6 +138,8 @@ def build(
                 cells.append(NotebookCell("markdown", head))
             if text:
                 cells.append(text)
+    if live and (needed := _needed_by_answers(number, lang)):  # the worked answers read them
+        s.steps(needed)
     cells += _exercises(number, s, lang, run)
     cells += _quiz(number, lang)
     return cells
@@ -140,6 +147,33 @@ def build(
 
 NUMBERS = "numbers"  # a NotebookCell kind: prose to fill in where the notebook runs
 SCRIPT = "script"  # a NotebookCell kind: code only the script runs (jupytext: active="py")
+
+
+def trains(number: int) -> bool:
+    """Lesson ``number`` trains models (its setup sets ``STEPS``): its exported notebook fills
+    its words where it runs, so they always match the numbers its cells printed."""
+    return "STEPS" in runner.tunable(number)
+
+
+def say_code(number: int, key: str) -> str:
+    """The code cell that shows text ``key`` filled from the kernel's own values."""
+    return f'attnlab.lessons.say({number}, "{key}", globals())'
+
+
+def _needed_by_answers(number: int, lang: str) -> int:
+    """How many steps the worked answers and the words after them read."""
+    words = source.prose(number, lang).texts
+    return max(
+        (
+            runner.needed_steps(
+                number,
+                runner.versions(number, c),
+                source.placeholders(words.get(f"{c.id}/solution", "")),
+            )
+            for c in runner.exercises(number)
+        ),
+        default=0,
+    )
 
 
 def _prose(words: source.Prose, key: str, ns: dict, run: bool) -> NotebookCell | None:
@@ -303,7 +337,7 @@ def notebook(
     install: str | None = None,
 ) -> nbformat.NotebookNode:
     """Lesson ``number`` as a validated notebook node, prose in ``lang`` with the numbers of
-    ``seed`` (and ``overrides`` of setup constants such as ``{"BUDGET": 5}``)."""
+    ``seed`` (and ``overrides`` of setup constants such as ``{"STEPS": 5}``)."""
     return to_notebook(build(number, lang, seed, overrides, install))
 
 
@@ -363,6 +397,6 @@ def export(
     return [*written, build_wheel(folder)] if wheel else written
 
 
-__all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "export", "install_code"]
+__all__ = ["FORMATS", "NUMBERS", "NotebookCell", "build", "export", "install_code", "say_code"]
 __all__ += ["notebook", "notebook_cell", "script_cells", "show_answer", "to_ipynb", "to_notebook"]
 __all__ += ["to_py", "worked_answer"]

@@ -1,7 +1,7 @@
 """Running a lesson's cells: one namespace, the code exactly as shown, its printing captured.
 
 ``code_of`` gives a cell's code as the learner sees it (the setup cell with the chosen SEED, LANG
-and any overridden constant such as BUDGET; the comments in the learner's language);
+and any overridden constant such as STEPS; the comments in the learner's language);
 ``Session.run`` executes exactly that text and returns what it printed and what it
 assigned. The terminal lesson, the checks and the exporters all go through here, so they show
 and run the same code.
@@ -32,7 +32,7 @@ def code_of(
     number: int | None = None,
 ) -> str:
     """The cell's code as shown and run: the setup cell carries this run's SEED, LANG and
-    ``overrides`` (``{"BUDGET": 5}`` replaces the line ``BUDGET = ...``); with ``number``,
+    ``overrides`` (``{"STEPS": 5}`` replaces the line ``STEPS = ...``); with ``number``,
     the comments are in ``lang`` where lesson ``number``'s catalogue has them."""
     code = cell.code
     if cell.kind == "setup":
@@ -51,13 +51,13 @@ def _literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-# setup constants a check passes on, so that it runs what the learner ran: a training budget
-# (seconds per model) and the lengths a timing exercise times
-TUNABLE = ("BUDGET", "TIMED")
+# setup constants a check passes on, so that it runs what the learner ran: the training steps
+# of a lesson that trains, and the lengths a timing exercise times
+TUNABLE = ("STEPS", "TIMED")
 
 
 def setup_constants(number: int) -> set[str]:
-    """The UPPER_CASE names lesson ``number``'s setup cell assigns (SEED, LANG, BUDGET, ...)."""
+    """The UPPER_CASE names lesson ``number``'s setup cell assigns (SEED, LANG, STEPS, ...)."""
     setup = [c.code for c in source.cells(number) if c.kind == "setup"]
     return set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", "\n".join(setup), flags=re.M))
 

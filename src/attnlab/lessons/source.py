@@ -4,7 +4,7 @@
 what the cell is::
 
     # %% setup                          imports, SEED and LANG (the lesson sets both); other
-                                        constants here (BUDGET = 60) can be overridden
+                                        constants here (STEPS = 1500) can be overridden
     # %% step averaging                 a step: its code runs, then the prose explains it
     # %% step recap                     a step with no code: only its prose is shown
     # %% exercise query answer=w        the starting code of an exercise (checks variable w)
@@ -19,6 +19,9 @@ what the cell is::
     Introduction ...
     ## averaging: Averaging with one matrix product
     Text shown after the step's output; {name:.2f} is a number the step computed.
+    [[if learned]]A sentence shown when the step set learned to a true value.[[else]]One
+    shown otherwise (the [[else]] part is optional).[[end]] A claim about an outcome is chosen
+    this way, from what the code computed, never written as a fixed sentence.
     ## query: Change the query of 光
     The task ...
     ### solution
@@ -202,18 +205,43 @@ def _question(block: str) -> Question:
     )
 
 
+# [[if NAME]]shown when NAME is true[[else]]shown when it is not[[end]] (no nesting)
+CHOICE = re.compile(r"\[\[if (not )?([A-Za-z_]\w*)\]\](.*?)(?:\[\[else\]\](.*?))?\[\[end\]\]", re.S)
+
+
+def conditions(text: str) -> set[str]:
+    """The names a text's ``[[if NAME]]`` choices read."""
+    return {m.group(2) for m in CHOICE.finditer(text)}
+
+
 def placeholders(text: str) -> set[str]:
-    """The names a text's ``{name...}`` fields read (``{w[3]:.2f}`` reads ``w``)."""
-    names = set()
-    for _, field_name, _, _ in string.Formatter().parse(text):
+    """The names a text reads: its ``{name...}`` fields (``{w[3]:.2f}`` reads ``w``) and the
+    conditions of its ``[[if NAME]]`` choices."""
+    names = conditions(text)
+    for _, field_name, _, _ in string.Formatter().parse(CHOICE.sub("", text)):
         if field_name is not None:
             names.add(re.split(r"[.\[]", field_name, maxsplit=1)[0])
+    for m in CHOICE.finditer(text):
+        for part in (m.group(3), m.group(4) or ""):
+            names |= placeholders(part)
     return names
 
 
+def choose(text: str, values: dict) -> str:
+    """The text with each ``[[if NAME]]A[[else]]B[[end]]`` replaced by A when ``values[NAME]``
+    is true (B, or nothing, when it is not): the sentence the computed results support."""
+
+    def pick(m: re.Match) -> str:
+        negate, name, yes, no = m.group(1), m.group(2), m.group(3), m.group(4) or ""
+        return yes if bool(values[name]) != bool(negate) else no
+
+    return CHOICE.sub(pick, text)
+
+
 def fill(text: str, values: dict) -> str:
-    """The text with its placeholders replaced by the computed ``values``."""
-    return text.format_map(values)
+    """The text with its choices made and its placeholders replaced by the computed
+    ``values``."""
+    return choose(text, values).format_map(values)
 
 
 __all__ = [
@@ -221,6 +249,8 @@ __all__ = [
     "Question",
     "SourceCell",
     "cells",
+    "choose",
+    "conditions",
     "fill",
     "languages",
     "lessons",

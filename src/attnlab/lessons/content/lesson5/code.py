@@ -126,6 +126,10 @@ print(
         [(n, f"{a:.3f}", f"{b:.3f}") for n, (a, b) in times.items()],
     )
 )
+first, last = times[TIMED[0]], times[TIMED[-1]]  # (full, tiled) seconds
+growth_full = (last[0] / first[0]) ** (1 / (len(TIMED) - 1))  # per doubling of T
+growth_tiled = (last[1] / first[1]) ** (1 / (len(TIMED) - 1))
+fourfold = all(3 <= g <= 5 for g in (growth_full, growth_tiled))  # T² work: x4 per doubling
 
 # %% exercise three answer=merged3
 rng = np.random.default_rng([SEED, 102])

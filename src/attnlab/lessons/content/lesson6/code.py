@@ -3,6 +3,7 @@
 
 # %% setup
 import math
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -10,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlab.data import CharTokenizer, TokenData, load_corpus
+from attnlab.explore.heads import LIFT, MIN_SHARE, PATTERNS, shares
 from attnlab.lessons import check_answer, quiz
 from attnlab.lessons.show import bars, curve, heat, plot, table
 from attnlab.models import GPT, CharRNN, GPTConfig, RNNConfig
@@ -19,7 +21,8 @@ from attnlab.train import LMTask, TrainConfig, Trainer
 
 SEED = 0
 LANG = "en"
-BUDGET = 15  # seconds of training, for each model that trains
+STEPS = 300  # training steps of each model that trains (fewer: a quicker, weaker run)
+SEEDS = 2  # the comparison table trains each model from this many seeds
 LABELS = {  # figure titles and axis labels, in the lesson's language
     "en": [
         "encoder (BERT): sees both sides",
@@ -59,7 +62,7 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
     ],
 }[LANG]
 torch.manual_seed(SEED)
-torch.set_num_threads(1)  # models this small train fastest on one core
+torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same numbers anywhere
 
 # %% step block
 C, H, T = 32, 4, 8  # width, heads, positions
@@ -142,6 +145,17 @@ print(
     )
 )
 moved_enc, moved_dec = moved["encoder"], moved["decoder"]
+sentence = "the cat sat on the mat"
+hidden_at = [4, 19]  # BERT's objective: hide a few tokens, predict them from both sides
+bert_input = "".join("_" if i in hidden_at else c for i, c in enumerate(sentence))
+bert_targets = {i: sentence[i] for i in hidden_at}
+# GPT's objective: the next token, at every position
+gpt_targets = [(sentence[i], sentence[i + 1]) for i in range(len(sentence) - 1)]
+bert_fill = ", ".join(repr(c) for c in bert_targets.values())
+n_next, n_sentence = len(gpt_targets), len(sentence)
+print(f"BERT reads {bert_input!r} and must fill {bert_targets}")
+print(f"GPT reads {sentence!r} and predicts, at each of {len(gpt_targets)} positions, the next:")
+print("  " + "  ".join(f"{a}>{b}" for a, b in gpt_targets[:8]) + "  ...")
 plot(
     "lesson6_2_encoder",
     heat(weights["encoder"], title=LABELS[0], ylabel=LABELS[2], xlabel=LABELS[3]),
@@ -171,26 +185,24 @@ print(f"untrained loss {loss0:.3f}; ln(vocabulary) = {log_vocab:.3f}")
 
 # %% step train_gpt
 train = TrainConfig(
-    max_iters=10**9,  # the clock stops training, not a step count
-    max_seconds=BUDGET,
-    decay_by_time=True,  # the learning rate decays over the time budget
+    max_iters=STEPS,  # a fixed number of steps, whatever the machine's speed
     batch_size=32,
     lr=3e-3,
     min_lr=3e-4,
     warmup_iters=20,
-    eval_interval=100,
+    eval_interval=max(1, STEPS // 5),
     eval_iters=8,
     log_interval=10**9,
     seed=SEED,
 )
 task = LMTask(data, BLOCK)
 result = Trainer(train, None, progress=False).fit(model, task)
-evals = result.evals  # one every 100 steps, and one at the end
+evals = result.evals  # five along the way, and one at the end
 losses = np.array(result.train_losses)
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid") if len(losses) >= 20 else losses
 first, last = evals[0]["val_loss"], evals[-1]["val_loss"]
-steps, seconds, speed = result.iters, result.seconds, result.tokens_per_s
-print(f"{steps} steps in {seconds:.1f} s, {speed:,.0f} characters/s")
+steps = result.iters
+improved = last < first - 0.5  # the validation loss fell clearly (half a nat or more)
 print(
     table(
         ["step", "train loss", "val loss", "val perplexity"],
@@ -218,6 +230,7 @@ ppl = {
     "trained GPT": ppl_final,
 }
 print(table(["model", "perplexity"], [(name, f"{v:.2f}") for name, v in ppl.items()]))
+uses_context = ppl_final < ppl_unigram  # below the best a model without context can do
 
 # %% step temperature
 model.eval()
@@ -230,12 +243,22 @@ for temp in (0.5, 1.0, 2.0):
     probs = torch.softmax(logits / temp, -1)
     spread[temp] = (probs.max().item(), -(probs * probs.log()).sum().item())
 samples = {}
-for temp in (0.0, 0.5, 1.0, 1.5):  # 0: always the most likely character
+for temp in (0.0, 0.5, 1.0, 2.0):  # 0: always the most likely character
     g = torch.Generator().manual_seed(SEED)
     new = torch.cat(list(model.generate(ids, 80, temperature=temp, generator=g)))
     samples[temp] = prompt + tok.decode(new.tolist())
+known = set(text.split())  # every word of the training text
+real = {}  # the share of a sample's words that occur in the training text
 for temp, s in samples.items():
-    print(f"T = {temp}: {s!r}")
+    words = s.split()[:-1]  # the last word may be cut off
+    real[temp] = sum(w in known for w in words) / max(1, len(words))
+    print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
+real_low, real_high = real[0.5], real[2.0]
+low_words = samples[0.5].split()[:-1]
+n_low, n_distinct = len(low_words), len({w.lower() for w in low_words})
+varied = n_low >= 8 and n_distinct >= 0.6 * n_low  # not one word over and over
+reads_like = varied and real_low >= 0.6  # most words at a low temperature are the corpus's own
+nonsense_high = reads_like and real_high < real_low - 0.2  # high: invented words
 (top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
 print(
     table(
@@ -245,16 +268,32 @@ print(
 )
 
 # %% step heads
-probe = data.val[:40]  # 40 characters the model never trained on
+probe = data.val[:BLOCK]  # characters the model never trained on
 with torch.no_grad():
     _, _, attn = model(probe[None], need_weights=True)  # per layer: (1, H, T, T)
 w_all = torch.stack([a[0] for a in attn]).numpy()  # (L, H, T, T)
-prev = np.array([[np.diagonal(w, -1).mean() for w in layer] for layer in w_all])  # (L, H)
-layer, head = (int(i) for i in np.unravel_index(prev.argmax(), prev.shape))
-prev_best, prev_mean = prev[layer, head], prev.mean()
 chars = ["␣" if c == " " else "⏎" if c == "\n" else c for c in tok.decode(probe)]
+found = {}  # per pattern: (layer, head, its share, the share of even attention)
+for pattern in PATTERNS:
+    share, chance = shares(w_all, chars, pattern)  # (L, H) and one number
+    if np.isnan(chance):  # the probe has no query this pattern applies to
+        continue
+    layer, head = (int(i) for i in np.unravel_index(np.nanargmax(share), share.shape))
+    found[pattern] = (layer, head, float(share[layer, head]), chance)
+print(
+    table(
+        ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
+        [
+            (p, f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
+            for p, (la, h, s, c) in found.items()
+        ],
+    )
+)
+layer, head, prev_best, prev_chance = found["previous"]
+clear = {p: s >= MIN_SHARE and s >= LIFT * c for p, (_, _, s, c) in found.items()}
+any_clear = any(clear.values())  # some head clearly above even attention
+prev_clear = clear["previous"]
 w_head = w_all[layer, head]
-print(f"weight on the previous character, per (layer, head):\n{np.round(prev, 2)}")
 print(f"layer {layer}, head {head}: each character and the one it attends to most")
 print(" ".join(f"{chars[t]}<{chars[w_head[t].argmax()]}" for t in range(1, 16)))
 plot(
@@ -270,44 +309,52 @@ plot(
 )
 
 # %% step rnn_table
-torch.manual_seed(SEED)
-rnns = {  # each with one recurrent layer, about as many parameters as the GPT
-    kind: CharRNN(RNNConfig(kind, vocab, n_embd=32, n_hidden=n, n_layer=1, block_size=BLOCK))
-    for kind, n in (("rnn", 256), ("lstm", 128), ("gru", 148))
-}
-rows = {"gpt": (model, result)}
-for kind, rnn in rnns.items():
-    rows[kind] = (rnn, Trainer(train, None, progress=False).fit(rnn, task))  # the same budget
-measured = {
-    kind: {
-        "params": m.num_params(),
-        "steps": r.iters,
-        "speed": r.tokens_per_s,
-        "loss": r.evals[-1]["val_loss"],
-        "ppl": math.exp(r.evals[-1]["val_loss"]),
-    }
-    for kind, (m, r) in rows.items()
-}
+SIZES = (("rnn", 256), ("lstm", 128), ("gru", 148))  # about as many parameters as the GPT
+
+
+def make(kind, seed):  # one model of the table, from its own seed
+    torch.manual_seed(seed)
+    if kind == "gpt":
+        return GPT(cfg)
+    n = dict(SIZES)[kind]
+    return CharRNN(RNNConfig(kind, vocab, n_embd=32, n_hidden=n, n_layer=1, block_size=BLOCK))
+
+
+runs = {("gpt", SEED): (model, result)}  # the GPT trained above is seed SEED's
+for kind in ["gpt", *dict(SIZES)]:
+    for seed in range(SEED, SEED + SEEDS):
+        if (kind, seed) not in runs:  # the same steps and schedule; per seed, the same batches
+            m = make(kind, seed)
+            seeded = replace(train, seed=seed)  # its own batches too
+            runs[kind, seed] = m, Trainer(seeded, None, progress=False).fit(m, task)
+val = {}  # per model: the validation perplexity of each seed
+for (kind, _), (_, r) in runs.items():
+    val.setdefault(kind, []).append(math.exp(r.evals[-1]["val_loss"]))
+params = {kind: runs[kind, SEED][0].num_params() for kind in val}
+ppls = {kind: float(np.mean(v)) for kind, v in val.items()}  # the mean over the seeds
+spreads = {kind: max(v) - min(v) for kind, v in val.items()}  # best minus worst seed
 print(
     table(
-        ["model", "parameters", "steps", "characters/s", "val loss", "val perplexity"],
         [
-            (
-                k,
-                f"{v['params']:,}",
-                v["steps"],
-                f"{v['speed']:,.0f}",
-                f"{v['loss']:.3f}",
-                f"{v['ppl']:.2f}",
-            )
-            for k, v in measured.items()
+            "model",
+            "parameters",
+            *[f"seed {s}" for s in range(SEED, SEED + SEEDS)],
+            "mean",
+            "spread",
+        ],
+        [
+            (k, f"{params[k]:,}", *[f"{x:.2f}" for x in v], f"{ppls[k]:.2f}", f"{spreads[k]:.2f}")
+            for k, v in val.items()
         ],
     )
 )
-best = min(measured, key=lambda k: measured[k]["ppl"])
-params = {kind: v["params"] for kind, v in measured.items()}
-ppls = {kind: v["ppl"] for kind, v in measured.items()}
-plot("lesson6_8_table", bars({"ppl": [v["ppl"] for v in measured.values()]}, list(measured)))
+best = min(ppls, key=ppls.get)
+runner_up = min((k for k in ppls if k != best), key=ppls.get)
+margin = ppls[runner_up] - ppls[best]
+learned_any = ppls[best] < ppl_unigram  # below the best perplexity without context
+ranked = learned_any and SEEDS > 1 and margin > max(spreads.values())  # beyond the seeds
+rnns = {kind: runs[kind, SEED][0] for kind in dict(SIZES)}
+plot("lesson6_8_table", bars({"ppl": list(ppls.values())}, list(ppls)))
 xv, yv = data.batch("val", 8, BLOCK, torch.Generator().manual_seed(SEED))
 reach = {}
 for kind, rnn in rnns.items():  # backpropagation through time, measured
