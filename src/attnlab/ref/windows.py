@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .masks import padding_mask
+
 
 def _check(T: int, S: int) -> None:
     for name, n in (("T", T), ("S", S)):
@@ -43,12 +45,5 @@ def sliding_window_mask(T: int, S: int, left: int, right: int) -> np.ndarray:
 
 def length_mask(lengths: np.ndarray, S: int) -> np.ndarray:
     """Bool ``(B, 1, 1, S)`` from valid key lengths ``(B,)``: key s of batch b may be seen when
-    s < lengths[b] (broadcasts over heads and queries)."""
-    lengths = np.asarray(lengths)
-    if lengths.dtype.kind not in "iu" or lengths.ndim != 1:
-        raise ValueError(
-            f"lengths must be a 1-D integer array, got {lengths.dtype} {lengths.shape}"
-        )
-    if np.any(lengths < 0) or np.any(lengths > S):
-        raise ValueError(f"lengths must lie in [0, {S}], got {lengths.tolist()}")
-    return (np.arange(S) < lengths[:, None])[:, None, None, :]
+    s < lengths[b] (broadcasts over heads and queries): ``padding_mask`` with a heads axis."""
+    return padding_mask(lengths, S)[:, None]
