@@ -61,11 +61,13 @@ def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) ->
     def settle(frame) -> None:
         line, seen = state.get(id(frame), (frame.f_lineno, {}))
         now = _arrays(frame.f_locals)
-        for name, value in _changed(seen, now).items():
+        changed = _changed(seen, now)
+        for name, value in changed.items():
             if len(events) < most:
                 events.append(Event(line, name, value.copy(), frame.f_code.co_filename))
-        keep.extend(now.values())
-        state[id(frame)] = (frame.f_lineno, _kept(now))
+        keep.extend(changed.values())  # an unchanged array is kept already, and not copied again
+        kept = {k: seen[k] for k in now if k not in changed} | _kept(changed)
+        state[id(frame)] = (frame.f_lineno, kept)
 
     def local(frame, event, arg):
         if len(events) >= most:
