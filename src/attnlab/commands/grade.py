@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import add_lang, bounded_float, bounded_int, nonneg_int, png_path, positive_int
+from ._args import (
+    add_lang,
+    bounded_float,
+    bounded_int,
+    check_outputs,
+    nonneg_int,
+    png_path,
+    positive_int,
+)
 
 NAME = "grade"
 FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html")
@@ -132,6 +140,7 @@ def _add_help_flags(p) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.output, "-o", "file"), (a.plot, "--plot", "file"))
     from .. import grade
     from ..grade import report
     from ..grade.grader import grade_text, internal_error
@@ -148,8 +157,6 @@ def run(a) -> int:
         )
     assigned = _assigned(a, path)
     roster = _roster(a.roster) if a.roster else None
-    if a.output and Path(a.output).is_dir():
-        raise UserError(f"-o {a.output}: a folder, expected a file name such as report.html")
     from ..grade.grader import DEFAULT_SEED
 
     seed = a.seed if a.seed is not None else DEFAULT_SEED

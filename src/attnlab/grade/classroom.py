@@ -19,9 +19,9 @@ from pathlib import Path
 
 from .exercises import EXERCISES
 from .grader import grade_text, internal_error
-from .notebook import Submission, read_submission
 from .results import CheckResult, Report
 from .sandbox import resolve_isolation
+from .submission import Submission, read_submission
 
 SUFFIXES = (".py", ".ipynb")
 
