@@ -27,17 +27,21 @@ def _trace(f: Findings, i: int, changes: dict) -> list[Event]:
     return record(ex.variant, args, {**case.kwargs, **changes}, VARIANT_FILES, most=5000)[1]
 
 
-def wrong_values(f: Findings, mid: MistakeId, k: int, i: int, alone: str | None = None) -> list:
+def wrong_values(
+    f: Findings, mid: MistakeId, k: int, i: int, alone: str | None = None
+) -> tuple[list, list]:
     """The values version ``k`` of ``mid`` makes on case ``i`` from the first one where the
-    right computation holds another (``tracer.after_divergence``). For a pair, ``alone``: the
-    values that mistake of the two adds to the other's version."""
+    right computation holds another (``tracer.after_divergence``), and the right computation's
+    values. For a pair, ``alone``: the values that mistake of the two adds to the other's
+    version (the other's version is then the "right" one)."""
     ex, mask = f.prep.ex, f.prep.cases[i].kwargs.get("mask", True)
     changes = ex.changes(mid, k, mask)
     base: dict = {}
     if alone is not None:
         own = ex.version_table(mask)[alone]
         base = {key: v for key, v in changes.items() if not any(key in c for c in own)}
-    return after_divergence(_trace(f, i, base), _trace(f, i, changes))
+    right = _trace(f, i, base)
+    return after_divergence(right, _trace(f, i, changes)), right
 
 
 def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
@@ -46,6 +50,7 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     if f.prep.ex.variant is None:
         return found
+    table = f.prep.ex.version_table()  # once, not once per try
     for mid in f.named:
         keys = [key for key in f.keys if mid in _ids(key[0]) and f.where.get(key)]
         tries = sorted(
@@ -53,10 +58,11 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
             key=lambda ik: _size(f, ik[0]),
         )  # the smallest case each version reproduced, smallest first
         for i, (version, k) in tries:
-            if not all(m in f.prep.ex.version_table() for m in _ids(version)):
+            if not all(m in table for m in _ids(version)):
                 continue  # a probe's hypothesis (a base read off the table): no version
             alone = mid if isinstance(version, tuple) else None
-            line = locate(learner(i), wrong_values(f, version, k, i, alone))
+            wrong, right = wrong_values(f, version, k, i, alone)
+            line = locate(learner(i), wrong, right)
             if line is not None:
                 found[mid] = [line]
                 break

@@ -18,54 +18,83 @@ from collections import namedtuple
 MAX_CELLS = 256  # larger arrays are not kept (the grader's small cases stay far below)
 MAX_EVENTS = 96  # per call of the learner's function: a loop over many lines stops recording here
 
-# line: 1-based line of the file where the value was made; name: the local that holds it
-Event = namedtuple("Event", ["line", "name", "value", "file"], defaults=[""])
+# line: 1-based line of the file where the value was made; name: the local that holds it;
+# skipped: (a version's value only) one the right computation changes next and the version
+# keeps as it is, a step left out
+Event = namedtuple("Event", ["line", "name", "value", "file", "skipped"], defaults=["", False])
+
+
+def _numbers(v):
+    """``v`` as a small array of numbers, or None: a NumPy array (bool, integer or float), or
+    a list or tuple of floats (integers among them) or of arrays of one shape (stacked:
+    a loop's rows); at most ``MAX_CELLS`` cells."""
+    import numpy as np
+
+    if isinstance(v, np.ndarray):
+        return v if v.dtype.kind in "biuf" and 0 < v.size <= MAX_CELLS else None
+    if not isinstance(v, (list, tuple)) or not 0 < len(v) <= MAX_CELLS:
+        return None
+    if all(isinstance(x, np.ndarray) for x in v):
+        shape, kind = v[0].shape, v[0].dtype.kind
+        if kind in "biuf" and all(x.shape == shape and x.dtype.kind == kind for x in v):
+            return np.stack(v) if len(v) * v[0].size <= MAX_CELLS and v[0].size else None
+        return None
+    plain = all(isinstance(x, (int, float, np.integer, np.floating)) for x in v)
+    if plain and any(isinstance(x, (float, np.floating)) for x in v):
+        return np.asarray(v, dtype=np.float64)  # bools and integer lists (shapes) are not values
+    return None
 
 
 def _arrays(frame_locals: dict) -> dict:
-    import numpy as np
-
-    return {
-        k: v
-        for k, v in frame_locals.items()
-        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf" and 0 < v.size <= MAX_CELLS
-    }
+    """{name: (the local, its numbers)} of the locals ``_numbers`` reads."""
+    found = {}
+    for k, v in frame_locals.items():
+        a = _numbers(v)
+        if a is not None:
+            found[k] = (v, a)
+    return found
 
 
 def _changed(before: dict, now: dict) -> dict:
-    """The arrays assigned (a new object, even with the same numbers) or changed in place."""
+    """The values assigned (a new object, even with the same numbers) or changed in place."""
     import numpy as np
 
     return {
-        k: v
-        for k, v in now.items()
+        k: (v, a)
+        for k, (v, a) in now.items()
         if k not in before
         or before[k][0] != id(v)
-        or before[k][1].shape != v.shape
-        or not np.array_equal(before[k][1], v, equal_nan=v.dtype.kind == "f")
+        or before[k][1].shape != a.shape
+        or not np.array_equal(before[k][1], a, equal_nan=a.dtype.kind == "f")
     }
 
 
+def _own(v, a):
+    """A copy of ``a`` where it is the learner's own object (a list read is a new array)."""
+    return a.copy() if a is v else a
+
+
 def _kept(arrays: dict) -> dict:
-    return {k: (id(v), v.copy()) for k, v in arrays.items()}
+    return {k: (id(v), _own(v, a)) for k, (v, a) in arrays.items()}
 
 
 def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) -> tuple:
     """``fn(*args, **kwargs)`` and the events of the frames whose code lives in ``files``: after
-    each line, the arrays it made or changed (a line's effect shows at the next line event of
-    the same frame, or at its return)."""
+    each line, the values it made or changed (a line's effect shows at the next line event of
+    the same frame, or at its return). A call made inside gives its arguments as values of the
+    caller's line (the line that passes them on)."""
     events: list = []
     state: dict = {}  # frame id -> (line running, arrays seen)
-    keep = []  # the arrays seen stay alive, so that an id is never reused while recording
+    keep = []  # the objects seen stay alive, so that an id is never reused while recording
 
     def settle(frame) -> None:
         line, seen = state.get(id(frame), (frame.f_lineno, {}))
         now = _arrays(frame.f_locals)
         changed = _changed(seen, now)
-        for name, value in changed.items():
+        for name, (v, a) in changed.items():
             if len(events) < most:
-                events.append(Event(line, name, value.copy(), frame.f_code.co_filename))
-        keep.extend(changed.values())  # an unchanged array is kept already, and not copied again
+                events.append(Event(line, name, _own(v, a), frame.f_code.co_filename))
+        keep.extend(v for v, _ in changed.values())  # an unchanged one is kept already
         kept = {k: seen[k] for k in now if k not in changed} | _kept(changed)
         state[id(frame)] = (frame.f_lineno, kept)
 
@@ -75,24 +104,25 @@ def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) ->
         if event in ("line", "return"):
             settle(frame)
         if event == "return":  # what the line returns, as "<return>" (an expression's value)
-            for k, part in enumerate(arg if isinstance(arg, tuple) else (arg,)):
-                got = _arrays({f"<return {k}>": part})
-                events.extend(
-                    Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
-                    for n, v in got.items()
-                )
+            parts = arg if isinstance(arg, tuple) else (arg,)
+            got = _arrays({f"<return {k}>": part for k, part in enumerate(parts)})
+            events.extend(
+                Event(frame.f_lineno, n, _own(v, a), frame.f_code.co_filename)
+                for n, (v, a) in got.items()
+            )
         return local
 
     def global_(frame, event, arg):
         if frame.f_code.co_filename not in files or len(events) >= most:
             return None
         arrays = _arrays(frame.f_locals)  # the arguments: at the def line, as values given
-        keep.extend(arrays.values())
-        if state:  # a call made inside: its arguments are values the caller computed
+        keep.extend(v for v, _ in arrays.values())
+        caller = frame.f_back
+        if caller is not None and id(caller) in state and caller.f_code.co_filename in files:
             events.extend(
-                Event(frame.f_lineno, n, v.copy(), frame.f_code.co_filename)
-                for n, v in arrays.items()
-            )
+                Event(caller.f_lineno, n, _own(v, a), caller.f_code.co_filename)
+                for n, (v, a) in arrays.items()
+            )  # values the caller computed, passed on
         state[id(frame)] = (frame.f_lineno, _kept(arrays))
         return local
 
@@ -105,6 +135,9 @@ def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) ->
     return result, events[:most]  # arguments and returned values are added a call at a time
 
 
+MASKED = -1e8  # a score at or below this is masked in effect: -1e9 and -inf act the same
+
+
 def _close(a, b) -> bool:
     import numpy as np
 
@@ -112,7 +145,23 @@ def _close(a, b) -> bool:
         return False
     a, b = a.astype(np.float64), b.astype(np.float64)
     with np.errstate(invalid="ignore"):
+        a, b = np.maximum(a, MASKED), np.maximum(b, MASKED)  # NaN stays NaN
         return bool(np.allclose(a, b, rtol=1e-4, atol=1e-7, equal_nan=True))
+
+
+def _holds(a, b) -> bool:
+    """``a`` and ``b`` are the same values, or one is a part of the other along its first axes
+    (a loop's row of a matrix, one head of several); a part has two values at least."""
+    import numpy as np
+
+    if a.shape == b.shape:
+        return _close(a, b)
+    big, small = (a, b) if a.ndim > b.ndim else (b, a)
+    if small.ndim == 0 or big.shape[big.ndim - small.ndim :] != small.shape:
+        return False
+    if np.unique(small).size < 2:
+        return False  # a constant row (zeros, ones) is part of too many things
+    return any(_close(part, small) for part in big.reshape(-1, *small.shape))
 
 
 def after_divergence(right: list, wrong: list) -> list:
@@ -120,19 +169,32 @@ def after_divergence(right: list, wrong: list) -> list:
     run on the same lines, holds another (compared event by event): that one, then those of
     its later values the right computation never holds, in the order it made them. Where the
     right computation changes a value the version leaves as it was (a step the version skips),
-    that old value comes first: it is where the version went its own way."""
+    that old value comes first, marked ``skipped``: it is where the version went its own way."""
     held: dict = {}  # (file, name) -> the value both hold so far
     for j, (r, w) in enumerate(zip(right, wrong, strict=False)):
         if (r.file, r.line, r.name) == (w.file, w.line, w.name) and _close(r.value, w.value):
             held[r.file, r.name] = w
             continue
-        kept = held.get((r.file, r.name)) if (w.file, w.name) != (r.file, r.name) else None
-        first = [kept] if kept is not None and not _close(kept.value, r.value) else []
-        return [*first, w, *_own(wrong[j + 1 :], right)]
-    return _own(wrong[len(right) :], right)
+        first = [kept._replace(skipped=True)] if (kept := _kept_value(held, r, w)) else []
+        return [*first, w, *_own_values(wrong[j + 1 :], right)]
+    return _own_values(wrong[len(right) :], right)
 
 
-def _own(events: list, right: list) -> list:
+def _kept_value(held: dict, r, w):
+    """Where the version runs other lines than the right computation (it skips some), the
+    value it keeps that the right computation changes: the one the right computation changes
+    next, or the one the version passes on unchanged. None where the two run the same line."""
+    if (r.file, r.line, r.name) == (w.file, w.line, w.name):
+        return None  # the same step, done another way (a scale of 1): not a step left out
+    if (w.file, w.name) != (r.file, r.name):
+        kept = held.get((r.file, r.name))
+        if kept is not None and not _close(kept.value, r.value):
+            return kept
+    kept = held.get((w.file, w.name))
+    return kept if kept is not None and _close(kept.value, w.value) else None
+
+
+def _own_values(events: list, right: list) -> list:
     """The values of ``events`` the right computation never holds under the same name."""
     return [
         e
@@ -141,18 +203,46 @@ def _own(events: list, right: list) -> list:
     ]
 
 
-def locate(learner: list, wrong: list):
-    """The learner's first line that holds the value of one of the version's events ``wrong``;
-    None when no line of theirs does. Where several of their lines hold that same value (K,
-    and a V made from W_K), the one whose variable is named as the version's wins. (A value
-    the mistake makes by leaving a step out may equal an earlier right value: the line named
-    is then the one that should have gone on, as in ``s = Q @ K.T`` without the scale; a line
-    that does two steps at once holds a later value of the version's.)"""
-    for e in learner:
-        hit = next((w for w in wrong if _close(e.value, w.value)), None)
-        if hit is None:
+def _negated(a, b) -> bool:
+    import numpy as np
+
+    return a.dtype == bool and b.dtype == bool and a.shape == b.shape and np.array_equal(~a, b)
+
+
+def locate(learner: list, wrong: list, right: list = ()):
+    """The learner's first line that holds the value of one of the version's events ``wrong``
+    (or a part of it: a loop's row); None when no line of theirs does.
+
+    A learner's value the right computation holds too (``right``: K, where the version's V is
+    made from W_K) names no line, unless it is where the version first parts from the right
+    computation (``s = Q @ K.T`` without the scale: the line that should have gone on). A
+    boolean mask that is the version's negated (a mask of hidden keys, built upside down and
+    negated later) names its line where the right computation holds no such value. Where the
+    version left a step out (its first value is ``skipped``), the line named is the first after
+    the learner's line holding that value that uses it (``_next_use``)."""
+    first = next((w for w in wrong if not w.skipped), None)
+    for k, e in enumerate(learner):
+        hit = next((w for w in wrong if _holds(e.value, w.value)), None)
+        is_right = any(_holds(e.value, r.value) for r in right)
+        if hit is not None and hit.skipped:
+            return _next_use(learner[k + 1 :], e, wrong, right)
+        if hit is not None and (not is_right or hit is first):
+            return e.line
+        if not is_right and any(_negated(e.value, w.value) for w in wrong):
+            return e.line
+    return None
+
+
+def _next_use(after: list, held, wrong: list, right: list):
+    """The first line after ``held``'s (a value a step should have changed, left as it was)
+    that passes it on or makes a value from it: one the version makes, or one the right
+    computation never holds (a value the right computation holds, a mask built and never
+    applied, is passed over)."""
+    for e in after:
+        if e.line == held.line and e.file == held.file:
             continue
-        same = [x for x in learner if _close(x.value, hit.value)]
-        named = [x for x in same if x.name.lower() == hit.name.lower()]
-        return (named or same)[0].line
+        if _holds(e.value, held.value) or any(_holds(e.value, w.value) for w in wrong):
+            return e.line
+        if not any(_holds(e.value, r.value) for r in right):
+            return e.line
     return None
