@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import variants
 from .diagnosis import Findings, as_float64
 from .exercises import MistakeId
+from .mistakes import MISTAKES
 from .tracer import Event, after_divergence, locate, record
 
 # case index -> the learner's function's events on that case (traced where it runs)
@@ -62,7 +63,7 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
                 continue  # a probe's hypothesis (a base read off the table): no version
             alone = mid if isinstance(version, tuple) else None
             wrong, right = wrong_values(f, version, k, i, alone)
-            line = locate(learner(i), wrong, right)
+            line = locate(learner(i), wrong, right, next_use=MISTAKES[mid].step == "mask")
             if line is not None:
                 found[mid] = [line]
                 break

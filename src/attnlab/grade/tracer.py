@@ -209,26 +209,33 @@ def _negated(a, b) -> bool:
     return a.dtype == bool and b.dtype == bool and a.shape == b.shape and np.array_equal(~a, b)
 
 
-def locate(learner: list, wrong: list, right: list = ()):
+def locate(learner: list, wrong: list, right: list = (), next_use: bool = False):
     """The learner's first line that holds the value of one of the version's events ``wrong``
     (or a part of it: a loop's row); None when no line of theirs does.
 
     A learner's value the right computation holds too (``right``: K, where the version's V is
-    made from W_K) names no line, unless it is where the version first parts from the right
-    computation (``s = Q @ K.T`` without the scale: the line that should have gone on). A
-    boolean mask that is the version's negated (a mask of hidden keys, built upside down and
-    negated later) names its line where the right computation holds no such value. Where the
-    version left a step out (its first value is ``skipped``), the line named is the first after
-    the learner's line holding that value that uses it (``_next_use``)."""
+    made from W_K) names no line, unless it is held under the learner's own name in the
+    version only (their V), or it is the value the version keeps where it first parts from
+    the right computation (``s = Q @ K.T`` without the scale: the line that should have gone
+    on). A boolean mask that is the version's negated (a mask of hidden keys, built upside
+    down and negated later) names its line where the right computation holds no such value.
+    Where the version left a step out (its first value is ``skipped``) and ``next_use``, the
+    line named is the first after the learner's line holding that value that uses it
+    (``_next_use``)."""
     first = next((w for w in wrong if not w.skipped), None)
     for k, e in enumerate(learner):
-        hit = next((w for w in wrong if _holds(e.value, w.value)), None)
-        is_right = any(_holds(e.value, r.value) for r in right)
-        if hit is not None and hit.skipped:
-            return _next_use(learner[k + 1 :], e, wrong, right)
-        if hit is not None and (not is_right or hit is first):
+        hits = [w for w in wrong if _holds(e.value, w.value)]
+        held = [r for r in right if _holds(e.value, r.value)]
+        mine = [w for w in hits if w.name.lower() == e.name.lower()]
+        if mine and not any(r.name.lower() == e.name.lower() for r in held):
+            return e.line  # their V holds the version's V
+        if hits and hits[0].skipped:
+            return _next_use(learner[k + 1 :], e, wrong, right) if next_use else e.line
+        if hits and not held:
             return e.line
-        if not is_right and any(_negated(e.value, w.value) for w in wrong):
+        if first in hits and all((r.file, r.name) == (first.file, first.name) for r in held):
+            return e.line  # the value before the step the version leaves undone
+        if not held and any(_negated(e.value, w.value) for w in wrong):
             return e.line
     return None
 
