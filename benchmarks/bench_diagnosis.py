@@ -1103,7 +1103,16 @@ def _mutated(tree: ast.AST, site: ast.AST, new: ast.AST) -> str:
     mutated = copy.deepcopy(tree)
     target = list(ast.walk(mutated))[list(ast.walk(tree)).index(site)]
     _replace(mutated, target, new)
+    for n in list(ast.walk(mutated)):  # `x = x` left by taking a step out: the step deleted
+        if isinstance(n, ast.Assign) and _self_assignment(n):
+            _replace(mutated, n, DELETED)
     return ast.unparse(ast.fix_missing_locations(mutated))
+
+
+def _self_assignment(n: ast.Assign) -> bool:
+    return len(n.targets) == 1 and ast.dump(n.targets[0]).replace("Store", "Load") == ast.dump(
+        n.value
+    )
 
 
 def run_doubles(seeds: int = 2, per_solution: int = 30) -> Counter:

@@ -42,7 +42,8 @@ def wrong_values(
         own = ex.version_table(mask)[alone]
         base = {key: v for key, v in changes.items() if not any(key in c for c in own)}
     right = _trace(f, i, base)
-    return after_divergence(right, _trace(f, i, changes)), right
+    given = [Event(0, name, a, "<input>") for name, a in f.prep.cases[i].arrays.items()]
+    return after_divergence(right, _trace(f, i, changes)), given + right  # inputs: held too
 
 
 def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
@@ -96,8 +97,12 @@ def _ids(mid: MistakeId) -> tuple[str, ...]:
     return mid if isinstance(mid, tuple) else (mid,)
 
 
-def _size(f: Findings, i: int) -> int:
-    return sum(a.size for a in f.prep.cases[i].arrays.values()) + sum(f.prep.cases[i].scalars)
+def _size(f: Findings, i: int) -> tuple[bool, int]:
+    """Smaller first, but a case with an axis of length 1 (one query: every mask and weight
+    trivial) after the others."""
+    arrays = f.prep.cases[i].arrays.values()
+    flat = any(1 in a.shape for a in arrays)
+    return flat, sum(a.size for a in arrays) + sum(f.prep.cases[i].scalars)
 
 
 def in_process(fn: Callable, f: Findings) -> LearnerTrace:

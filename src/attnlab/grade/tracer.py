@@ -235,9 +235,39 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
             return e.line
         if first in hits and all((r.file, r.name) == (first.file, first.name) for r in held):
             return e.line  # the value before the step the version leaves undone
+        if _wrote_wrong_cells(e, learner[:k], wrong, right):
+            return e.line
         if not held and any(_negated(e.value, w.value) for w in wrong):
             return e.line
     return None
+
+
+def _wrote_wrong_cells(e, before: list, wrong: list, right: list) -> bool:
+    """Whether the cells a line changed in an array (``pe[:, 0::2] = ...``, a loop's row) are a
+    version's value there, where the right computation's value under that name is another."""
+    import numpy as np
+
+    prev = next((p for p in reversed(before) if p.name == e.name and p.file == e.file), None)
+    if (
+        prev is None
+        or e.name.startswith("<")
+        or prev.value.shape != e.value.shape
+        or e.value.dtype.kind != "f"
+    ):
+        return False
+    with np.errstate(invalid="ignore"):
+        cells = ~((prev.value == e.value) | (np.isnan(prev.value) & np.isnan(e.value)))
+    if not cells.any() or cells.all():
+        return False
+    for w in wrong:
+        same = [r for r in right if (r.file, r.name) == (w.file, w.name)]
+        if w.value.shape != e.value.shape or not same or same[-1].value.shape != e.value.shape:
+            continue
+        if _close(e.value[cells], w.value[cells]) and not _close(
+            e.value[cells], same[-1].value[cells]
+        ):
+            return True
+    return False
 
 
 def _next_use(after: list, held, wrong: list, right: list):

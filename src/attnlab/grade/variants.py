@@ -24,7 +24,11 @@ def softmax(
     right; "column"; "all", one global max; "none", no subtraction), ``sum_over`` what the
     exponentials are divided by ("row", right; "column"; "all", the whole array's sum)."""
     with np.errstate(all="ignore"):
-        e = np.exp(s) if max_over == "none" else np.exp(s - s.max(AXES[max_over], keepdims=True))
+        if max_over == "none":
+            e = np.exp(s)
+        else:  # shifted: a local of its own, so that the line that shifts is traced (lines.py)
+            shifted = s - s.max(AXES[max_over], keepdims=True)
+            e = np.exp(shifted)
         if sum_over == "all":
             return e / e.sum()
         return e / e.sum(axis=AXES[sum_over], keepdims=keepdims)  # no keepdims: wrong broadcast
