@@ -101,7 +101,7 @@ def _size(f: Findings, i: int) -> tuple[bool, int]:
     """Smaller first, but a case with an axis of length 1 (one query: every mask and weight
     trivial) after the others."""
     arrays = f.prep.cases[i].arrays.values()
-    flat = any(1 in a.shape for a in arrays)
+    flat = any(1 in a.shape for a in arrays) or 1 in f.prep.cases[i].scalars
     return flat, sum(a.size for a in arrays) + sum(f.prep.cases[i].scalars)
 
 

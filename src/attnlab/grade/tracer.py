@@ -143,6 +143,11 @@ def _close(a, b) -> bool:
 
     if a.shape != b.shape:
         return False
+    low = min(
+        (x.dtype for x in (a, b) if x.dtype.kind == "f"), key=lambda t: t.itemsize, default=None
+    )
+    if low is not None and low.itemsize < 8:  # rounded as the lower precision (float32 overflows)
+        a, b = a.astype(low), b.astype(low)
     a, b = a.astype(np.float64), b.astype(np.float64)
     with np.errstate(invalid="ignore"):
         a, b = np.maximum(a, MASKED), np.maximum(b, MASKED)  # NaN stays NaN
@@ -175,15 +180,18 @@ def after_divergence(right: list, wrong: list) -> list:
         if (r.file, r.line, r.name) == (w.file, w.line, w.name) and _close(r.value, w.value):
             held[r.file, r.name] = w
             continue
-        first = [kept._replace(skipped=True)] if (kept := _kept_value(held, r, w)) else []
+        kept = _kept_value(held, r, w, right[j:])
+        first = [kept._replace(skipped=True)] if kept else []
         return [*first, w, *_own_values(wrong[j + 1 :], right)]
     return _own_values(wrong[len(right) :], right)
 
 
-def _kept_value(held: dict, r, w):
+def _kept_value(held: dict, r, w, rest: list):
     """Where the version runs other lines than the right computation (it skips some), the
     value it keeps that the right computation changes: the one the right computation changes
-    next, or the one the version passes on unchanged. None where the two run the same line."""
+    next, or the one the version passes on unchanged where the right computation (``rest``)
+    later holds another of that shape under that name. None where the two run the same
+    line."""
     if (r.file, r.line, r.name) == (w.file, w.line, w.name):
         return None  # the same step, done another way (a scale of 1): not a step left out
     if (w.file, w.name) != (r.file, r.name):
@@ -191,16 +199,29 @@ def _kept_value(held: dict, r, w):
         if kept is not None and not _close(kept.value, r.value):
             return kept
     kept = held.get((w.file, w.name))
-    return kept if kept is not None and _close(kept.value, w.value) else None
+    if kept is None or not _close(kept.value, w.value):
+        return None
+    later = [x for x in rest if (x.file, x.name) == (w.file, w.name)]
+    changed = any(x.value.shape == w.value.shape and not _close(x.value, w.value) for x in later)
+    return kept if changed else None
 
 
 def _own_values(events: list, right: list) -> list:
-    """The values of ``events`` the right computation never holds under the same name."""
-    return [
-        e
-        for e in events
-        if not any((r.file, r.name) == (e.file, e.name) and _close(e.value, r.value) for r in right)
-    ]
+    """The values of ``events`` the right computation never holds under the same name (whole,
+    or part by part: every head of the version's (h, T, S) scores among the right's)."""
+    return [e for e in events if not _held_by_name(e, right)]
+
+
+def _held_by_name(e, right: list) -> bool:
+    same = [r.value for r in right if (r.file, r.name) == (e.file, e.name)]
+    if any(_close(e.value, v) for v in same):
+        return True
+    for shape in {v.shape for v in same if 0 < v.ndim < e.value.ndim}:
+        if e.value.shape[e.value.ndim - len(shape) :] == shape:
+            parts = e.value.reshape(-1, *shape)
+            if all(any(_close(p, v) for v in same if v.shape == shape) for p in parts):
+                return True
+    return False
 
 
 def _negated(a, b) -> bool:
@@ -222,7 +243,6 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
     Where the version left a step out (its first value is ``skipped``) and ``next_use``, the
     line named is the first after the learner's line holding that value that uses it
     (``_next_use``)."""
-    first = next((w for w in wrong if not w.skipped), None)
     for k, e in enumerate(learner):
         hits = [w for w in wrong if _holds(e.value, w.value)]
         held = [r for r in right if _holds(e.value, r.value)]
@@ -233,8 +253,8 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
             return _next_use(learner[k + 1 :], e, wrong, right) if next_use else e.line
         if hits and not held:
             return e.line
-        if first in hits and all((r.file, r.name) == (first.file, first.name) for r in held):
-            return e.line  # the value before the step the version leaves undone
+        if any(all((r.file, r.name) == (w.file, w.name) for r in held) for w in hits):
+            return e.line  # held only as the value before a step the version does otherwise
         if _wrote_wrong_cells(e, learner[:k], wrong, right):
             return e.line
         if not held and any(_negated(e.value, w.value) for w in wrong):
@@ -243,8 +263,9 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
 
 
 def _wrote_wrong_cells(e, before: list, wrong: list, right: list) -> bool:
-    """Whether the cells a line changed in an array (``pe[:, 0::2] = ...``, a loop's row) are a
-    version's value there, where the right computation's value under that name is another."""
+    """Whether the cells a line filled in an array of zeros (``pe[:, 0::2] = ...``, a loop's
+    row) are a version's value there, where the right computation's value under that name is
+    another."""
     import numpy as np
 
     prev = next((p for p in reversed(before) if p.name == e.name and p.file == e.file), None)
@@ -252,13 +273,13 @@ def _wrote_wrong_cells(e, before: list, wrong: list, right: list) -> bool:
         prev is None
         or e.name.startswith("<")
         or prev.value.shape != e.value.shape
-        or e.value.dtype.kind != "f"
+        or e.value.dtype.kind not in "bf"
     ):
         return False
     with np.errstate(invalid="ignore"):
         cells = ~((prev.value == e.value) | (np.isnan(prev.value) & np.isnan(e.value)))
-    if not cells.any() or cells.all():
-        return False
+    if not cells.any() or cells.all() or (prev.value[cells] != 0).any():
+        return False  # only cells filled in from zeros: np.zeros, then a part at a time
     for w in wrong:
         same = [r for r in right if (r.file, r.name) == (w.file, w.name)]
         if w.value.shape != e.value.shape or not same or same[-1].value.shape != e.value.shape:
