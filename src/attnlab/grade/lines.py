@@ -15,7 +15,7 @@ from . import variants
 from .diagnosis import Findings, as_float64
 from .exercises import MistakeId
 from .mistakes import MISTAKES
-from .tracer import Event, after_divergence, locate, record
+from .tracer import INPUT, Event, after_divergence, locate, record
 
 # case index -> the learner's function's events on that case (traced where it runs)
 LearnerTrace = Callable[[int], list[Event]]
@@ -42,7 +42,7 @@ def wrong_values(
         own = ex.version_table(mask)[alone]
         base = {key: v for key, v in changes.items() if not any(key in c for c in own)}
     right = _trace(f, i, base)
-    given = [Event(0, name, a, "<input>") for name, a in f.prep.cases[i].arrays.items()]
+    given = [Event(0, name, a, INPUT) for name, a in f.prep.cases[i].arrays.items()]
     return after_divergence(right, _trace(f, i, changes)), given + right  # inputs: held too
 
 
@@ -77,6 +77,9 @@ SHOWN_BY_DTYPE = {
     "wrong_dtype": lambda a: a.dtype.kind in "iu",
     "low_precision": lambda a: a.dtype.itemsize == 2 and a.dtype.kind == "f",
 }
+# an integer array the learner's code needs (np.arange(T) for the positions) is not the answer's:
+# only one of an answer's shape shows an integer answer
+ANSWER_SHAPED = {"wrong_dtype"}
 
 
 def dtype_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
@@ -86,8 +89,17 @@ def dtype_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
     for mid, shows in SHOWN_BY_DTYPE.items():
         if mid not in f.ids or not failing:
             continue
-        events = learner(min(failing, key=lambda i: _size(f, i)))
-        line = next((e.line for e in events if shows(e.value)), None)
+        i = min(failing, key=lambda i: _size(f, i))
+        shapes = {a.shape for a in f.prep.expected[i]} if mid in ANSWER_SHAPED else None
+        events = learner(i)
+        line = next(
+            (
+                e.line
+                for e in events
+                if shows(e.value) and (shapes is None or e.value.shape in shapes)
+            ),
+            None,
+        )
         if line is not None:
             found[mid] = [line]
     return found

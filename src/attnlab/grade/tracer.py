@@ -135,6 +135,7 @@ def record(fn, args: tuple, kwargs: dict, files: set, most: int = MAX_EVENTS) ->
     return result, events[:most]  # arguments and returned values are added a call at a time
 
 
+INPUT = "<input>"  # the file of the events that stand for the inputs the case gives
 MASKED = -1e8  # a score at or below this is masked in effect: -1e9 and -inf act the same
 
 
@@ -190,7 +191,7 @@ def _kept_value(held: dict, r, w, rest: list):
     """Where the version runs other lines than the right computation (it skips some), the
     value it keeps that the right computation changes: the one the right computation changes
     next, or the one the version passes on unchanged where the right computation (``rest``)
-    later holds another of that shape under that name. None where the two run the same
+    later holds another of that shape there (same line, same name). None where the two run the same
     line."""
     if (r.file, r.line, r.name) == (w.file, w.line, w.name):
         return None  # the same step, done another way (a scale of 1): not a step left out
@@ -201,7 +202,7 @@ def _kept_value(held: dict, r, w, rest: list):
     kept = held.get((w.file, w.name))
     if kept is None or not _close(kept.value, w.value):
         return None
-    later = [x for x in rest if (x.file, x.name) == (w.file, w.name)]
+    later = [x for x in rest if (x.file, x.line, x.name) == (w.file, w.line, w.name)]
     changed = any(x.value.shape == w.value.shape and not _close(x.value, w.value) for x in later)
     return kept if changed else None
 
@@ -243,6 +244,7 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
     Where the version left a step out (its first value is ``skipped``) and ``next_use``, the
     line named is the first after the learner's line holding that value that uses it
     (``_next_use``)."""
+    first = next((w for w in wrong if not w.skipped), None)
     for k, e in enumerate(learner):
         hits = [w for w in wrong if _holds(e.value, w.value)]
         held = [r for r in right if _holds(e.value, r.value)]
@@ -253,13 +255,27 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
             return _next_use(learner[k + 1 :], e, wrong, right) if next_use else e.line
         if hits and not held:
             return e.line
-        if any(all((r.file, r.name) == (w.file, w.name) for r in held) for w in hits):
-            return e.line  # held only as the value before a step the version does otherwise
+        if (
+            first in hits
+            and first.value.shape == e.value.shape
+            and all((r.file, r.name) == (first.file, first.name) for r in held)
+        ):
+            return e.line  # held only as the value before the step the version leaves undone
+        if hits and _input_swapped(e, held, right):
+            return e.line  # their W_V holds the input W_K
         if _wrote_wrong_cells(e, learner[:k], wrong, right):
             return e.line
         if not held and any(_negated(e.value, w.value) for w in wrong):
             return e.line
     return None
+
+
+def _input_swapped(e, held: list, right: list) -> bool:
+    """Whether ``e`` is a local named as an input (``W_V``, a cast copy of it) that holds
+    another input's values (``W_K``'s) and not its own."""
+    inputs = {r.name for r in right if r.file == INPUT}
+    own = [r for r in held if r.file == INPUT]
+    return e.name in inputs and bool(own) and all(r.name != e.name for r in own)
 
 
 def _wrote_wrong_cells(e, before: list, wrong: list, right: list) -> bool:

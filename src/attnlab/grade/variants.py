@@ -199,7 +199,8 @@ def _across_heads(Q, K, V, mask, which: str) -> np.ndarray:
             e = np.exp(s - s.max(0, keepdims=True))
             return merge(e / e.sum(0, keepdims=True) @ V)
         top = s.max() if which == "max" else s.max(-1, keepdims=True)
-        e = np.exp(s - top)
+        shifted = s - top
+        e = np.exp(shifted)
         w = e / (e.sum() if which == "sum" else e.sum(-1, keepdims=True))
     return merge(w @ V)
 
