@@ -257,7 +257,7 @@ def locate(learner: list, wrong: list, right: list = (), next_use: bool = False)
             return e.line
         if (
             first in hits
-            and first.value.shape == e.value.shape
+            and e.value.ndim >= first.value.ndim
             and all((r.file, r.name) == (first.file, first.name) for r in held)
         ):
             return e.line  # held only as the value before the step the version leaves undone
