@@ -99,8 +99,10 @@ def test_divergence_and_locate():
     learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
     assert locate(learner, values) == 11
     assert locate(learner[:1], values) is None
-    # equal numbers under two names: the one named as the version's value wins
-    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 6
+    # equal numbers under two names: a K the right computation holds as K names no line; the
+    # learner's s, holding the version's s, does
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values, [Event(1, "K", a)]) == 6
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 5
 
 
 @pytest.mark.parametrize("isolation", ["process", "auto"])

@@ -14,8 +14,12 @@ from collections.abc import Callable
 from . import variants
 from .diagnosis import Findings, as_float64
 from .exercises import MistakeId
-from .mistakes import MISTAKES
 from .tracer import INPUT, Event, after_divergence, locate, record
+
+# The mistakes whose version leaves the mask out where the scores are made: the learner's code has
+# no line for it, so the line named is the first after the scores are made that uses them
+# unmasked (tracer.locate's next_use), and the report says so (words: line_unmasked).
+LEFT_OUT = frozenset({"mask_ignored", "mask_after_softmax"})
 
 # case index -> the learner's function's events on that case (traced where it runs)
 LearnerTrace = Callable[[int], list[Event]]
@@ -64,7 +68,7 @@ def mistake_lines(f: Findings, learner: LearnerTrace) -> dict[str, list[int]]:
                 continue  # a probe's hypothesis (a base read off the table): no version
             alone = mid if isinstance(version, tuple) else None
             wrong, right = wrong_values(f, version, k, i, alone)
-            line = locate(learner(i), wrong, right, next_use=MISTAKES[mid].step == "mask")
+            line = locate(learner(i), wrong, right, next_use=mid in LEFT_OUT)
             if line is not None:
                 found[mid] = [line]
                 break
