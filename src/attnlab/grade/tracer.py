@@ -142,8 +142,8 @@ MASKED = -1e8  # a score at or below this is masked in effect: -1e9 and -inf act
 def _close(a, b) -> bool:
     import numpy as np
 
-    if a.shape != b.shape:
-        return False
+    if a.shape != b.shape or (a.dtype == bool) != (b.dtype == bool):
+        return False  # a mask is not a 0/1 float array
     low = min(
         (x.dtype for x in (a, b) if x.dtype.kind == "f"), key=lambda t: t.itemsize, default=None
     )
