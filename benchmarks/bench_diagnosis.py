@@ -1313,8 +1313,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"named wrong: {s['wrong']}; named right (operators with an id): {s['right_share']:.1%}")
     print(f"line shown is the mutated one: {sum(LINES.values())}/{len(LINES)} named mutants "
           f"({sum(LINES.values()) / max(1, len(LINES)):.1%})")  # fmt: skip
-    other = sum(bool(shown) for _, shown, _ in LINE_MISSES)
-    print(f"  not the mutated one: {other} another line, {len(LINE_MISSES) - other} no line")
+    missed: dict[tuple, bool] = {}  # a mutant missed on some seed -> another line shown on one
+    for m, shown, _ in LINE_MISSES:
+        key = (m.exercise, m.style, m.operator.name, m.site)
+        missed[key] = missed.get(key, False) or bool(shown)
+    other = sum(missed.values())
+    print(f"  not the mutated one: {other} mutants show another line, {len(missed) - other} none")
     by_op = defaultdict(list)
     for (_, _, op, _), hit in LINES.items():
         by_op[op].append(hit)
