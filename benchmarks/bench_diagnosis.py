@@ -615,10 +615,12 @@ def _mask_list_comps(tree: ast.AST) -> list[ast.AST]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.IfExp) and _neg_inf(n.orelse)]
 
 
+DELETED = ast.Pass()  # a statement replaced by this one is taken out of its block
+
+
 def _never(node: ast.If) -> ast.AST:
-    c = copy.deepcopy(node)
-    c.test = ast.Constant(False)
-    return c
+    """The whole ``if mask:`` block left out, as a learner who forgets the mask writes it."""
+    return DELETED
 
 
 def _max_subtractions(tree: ast.AST) -> list[ast.AST]:
@@ -1011,6 +1013,9 @@ def _replace(root: ast.AST, old: ast.AST, new: ast.AST) -> None:
                 setattr(n, field, new)
             elif isinstance(value, list):
                 for i, v in enumerate(value):
+                    if v is old and new is DELETED:
+                        del value[i]
+                        break
                     if v is old:
                         value[i] = new
 
@@ -1098,7 +1103,16 @@ def _mutated(tree: ast.AST, site: ast.AST, new: ast.AST) -> str:
     mutated = copy.deepcopy(tree)
     target = list(ast.walk(mutated))[list(ast.walk(tree)).index(site)]
     _replace(mutated, target, new)
+    for n in list(ast.walk(mutated)):  # `x = x` left by taking a step out: the step deleted
+        if isinstance(n, ast.Assign) and _self_assignment(n):
+            _replace(mutated, n, DELETED)
     return ast.unparse(ast.fix_missing_locations(mutated))
+
+
+def _self_assignment(n: ast.Assign) -> bool:
+    return len(n.targets) == 1 and ast.dump(n.targets[0]).replace("Store", "Load") == ast.dump(
+        n.value
+    )
 
 
 def run_doubles(seeds: int = 2, per_solution: int = 30) -> Counter:
@@ -1141,13 +1155,17 @@ def _load(source: str, exercise: str) -> Callable:
 
 
 def mutated_lines(m: Mutant) -> set[int]:
-    """The 1-based lines of the mutant that differ from its solution (as both unparse)."""
+    """The 1-based lines of the mutant that differ from its solution (as both unparse); for
+    lines deleted, the line that now stands where they stood (the first one after the gap:
+    where the values the deleted step should have changed are used unchanged, README)."""
     before = ast.unparse(ast.parse(solutions()[m.exercise][m.style])).splitlines()
     after = m.source.splitlines()
     changed: set[int] = set()
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
+        if tag == "delete":
+            changed.add(j1 + 1)
+        elif tag != "equal":
             changed |= set(range(j1 + 1, j2 + 1))
     return changed
 
@@ -1155,6 +1173,7 @@ def mutated_lines(m: Mutant) -> set[int]:
 # ids with no line to show: randomness has no line of its own, a probe's base no version
 NO_LINE = {"random_inside", "pe_wrong_base"}
 LINES: dict[tuple[str, str, str, int], bool] = {}  # (exercise, style, operator, site) -> line right
+LINE_MISSES: list[tuple[Mutant, list[int], set[int]]] = []  # (mutant, lines shown, lines mutated)
 
 
 def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
@@ -1177,7 +1196,10 @@ def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
     expect = m.operator.expect
     if expect in r.mistakes and expect not in NO_LINE:
         key = (m.exercise, m.style, m.operator.name, m.site)
-        LINES[key] = LINES.get(key, True) and bool(set(r.lines.get(expect, [])) & mutated_lines(m))
+        shown, mutated = r.lines.get(expect, []), mutated_lines(m)
+        LINES[key] = LINES.get(key, True) and bool(set(shown) & mutated)
+        if not set(shown) & mutated:
+            LINE_MISSES.append((m, shown, mutated))
     specific = [x for x in r.mistakes if x not in GENERIC]
     if m.operator.expect == "pass":
         return ("still_correct" if r.passed else "wrong"), r.mistakes, same
@@ -1186,6 +1208,10 @@ def outcome(m: Mutant, seed: int) -> tuple[str, list[str], bool]:
     if any(x != m.operator.expect for x in specific):
         return "wrong", r.mistakes, same
     return ("right" if m.operator.expect in specific else "unnamed"), r.mistakes, same
+
+
+def _numbered(source: str) -> str:
+    return "\n".join(f"{n:3} {text}" for n, text in enumerate(source.splitlines(), 1))
 
 
 def _same_numbers(prep, run) -> bool:
@@ -1264,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="seeds per mutant (default 2)")
     ap.add_argument("--sample", type=int, help="grade a random sample of N mutants (quick mode)")
     ap.add_argument("--misses", type=int, default=20, help="misses to list (default 20)")
+    ap.add_argument("--line-misses", type=int, default=0, metavar="N",
+                    help="list N mutants whose line shown is not the mutated one")  # fmt: skip
     ap.add_argument(
         "--doubles", type=int, metavar="N", help="instead: N two-mistake mutants per solution"
     )
@@ -1285,12 +1313,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"named wrong: {s['wrong']}; named right (operators with an id): {s['right_share']:.1%}")
     print(f"line shown is the mutated one: {sum(LINES.values())}/{len(LINES)} named mutants "
           f"({sum(LINES.values()) / max(1, len(LINES)):.1%})")  # fmt: skip
+    missed: dict[tuple, bool] = {}  # a mutant missed on some seed -> another line shown on one
+    for m, shown, _ in LINE_MISSES:
+        key = (m.exercise, m.style, m.operator.name, m.site)
+        missed[key] = missed.get(key, False) or bool(shown)
+    other = sum(missed.values())
+    print(f"  not the mutated one: {other} mutants show another line, {len(missed) - other} none")
     by_op = defaultdict(list)
     for (_, _, op, _), hit in LINES.items():
         by_op[op].append(hit)
     print(
         "  per operator: " + ", ".join(f"{op} {sum(h)}/{len(h)}" for op, h in sorted(by_op.items()))
     )
+    for m, shown, mutated in LINE_MISSES[: args.line_misses]:
+        print(f"\nline shown {shown}, mutated {sorted(mutated)}: {m.exercise}/{m.style} "
+              f"'{m.operator.name}' site {m.site}\n{_numbered(m.source)}")  # fmt: skip
     for kind, m, seed, ids in result["misses"][: args.misses]:
         print(f"\n{kind}: {m.exercise}/{m.style} '{m.operator.name}' site {m.site} seed {seed}: "
               f"{ids}\n{m.source}")  # fmt: skip

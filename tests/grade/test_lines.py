@@ -99,8 +99,10 @@ def test_divergence_and_locate():
     learner = [Event(9, "k", k), Event(10, "q", b), Event(11, "t", a), Event(12, "u", c)]
     assert locate(learner, values) == 11
     assert locate(learner[:1], values) is None
-    # equal numbers under two names: the one named as the version's value wins
-    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 6
+    # equal numbers under two names: a K the right computation holds as K names no line; the
+    # learner's s, holding the version's s, does
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values, [Event(1, "K", a)]) == 6
+    assert locate([Event(5, "K", a), Event(6, "s", a)], values) == 5
 
 
 @pytest.mark.parametrize("isolation", ["process", "auto"])
@@ -175,3 +177,204 @@ def test_a_long_loop_sends_no_more_values_than_the_parent_reads():
     corpus = __import__("pathlib").Path(__file__).parent / "submissions"
     r = grade_file(corpus / "self_attention__pass__loops.py", isolation="process")
     assert r.passed, r.checks
+
+
+# Learner-style files with one known wrong line (written for these tests), each beside its right
+# form: the line named is the one given, and the right form gets no line.
+CASES = {
+    # the mask step left out: no line of its own, so the first line that uses the unmasked
+    # scores is named (README, "Show the line")
+    "mask_ignored": (
+        "scaled_dot_product_attention",
+        """import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=False):
+    scores = Q @ K.T / np.sqrt(K.shape[1])
+    scores = scores - scores.max(axis=1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=1, keepdims=True)
+    return w @ V
+""",
+        (
+            "    scores = scores -",
+            "    if mask:\n        scores = np.where(np.tril(np.ones(scores.shape, bool)), scores, -np.inf)"
+            "\n    scores = scores -",
+        ),
+        6,
+    ),
+    # a mask of hidden keys built upside down (-1e9 where -inf is meant: the same in effect)
+    "mask_orientation": (
+        "self_attention",
+        """import numpy as np
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / np.sqrt(K.shape[1])
+    if mask:
+        hidden = np.tril(np.ones(s.shape, dtype=bool), k=-1)
+        s = np.where(hidden, -1e9, s)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return w @ V, w
+""",
+        (
+            "np.tril(np.ones(s.shape, dtype=bool), k=-1)",
+            "np.triu(np.ones(s.shape, dtype=bool), k=1)",
+        ),
+        8,
+    ),
+    # built upside down and negated later: the value is the version's mask negated
+    "mask_diagonal_excluded": (
+        "causal_mask",
+        """import numpy as np
+
+
+def causal_mask(T):
+    hidden = np.triu(np.ones((T, T), dtype=bool), k=0)
+    allowed = ~hidden
+    return allowed
+""",
+        ("k=0", "k=1"),
+        5,
+    ),
+    # a loop that keeps its scores in a Python list
+    "missing_tanh": (
+        "additive_attention",
+        """import math
+import numpy as np
+
+
+def additive_attention(query, keys, W_q, W_k, v):
+    q = query @ W_q
+    scores = [float(v @ (q + k @ W_k)) for k in keys]
+    top = max(scores)
+    e = [math.exp(s - top) for s in scores]
+    weights = np.array([x / sum(e) for x in e])
+    return weights @ keys, weights
+""",
+        ("v @ (q + k @ W_k)", "v @ np.tanh(q + k @ W_k)"),
+        7,
+    ),
+    # V made from W_K by a cast of the inputs: the local named W_V holds W_K
+    "wrong_value_projection": (
+        "self_attention",
+        """import numpy as np
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=False):
+    X, W_Q, W_K, W_V = (a.astype(np.float32) for a in (X, W_Q, W_K, W_K))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    s = Q @ K.T / np.sqrt(np.float32(K.shape[1]))
+    if mask:
+        s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return w @ V, w
+""",
+        ("(X, W_Q, W_K, W_K)", "(X, W_Q, W_K, W_V)"),
+        5,
+    ),
+    # an array of zeros filled in a part at a time: the part that goes wrong
+    "pe_one_function": (
+        "positional_encoding",
+        """import numpy as np
+
+
+def positional_encoding(T, d):
+    angle = np.arange(T)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.cos(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+""",
+        ("pe[:, 0::2] = np.cos", "pe[:, 0::2] = np.sin"),
+        7,
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", CASES)
+def test_learner_style_lines(tmp_path, mistake):
+    exercise, wrong, (old, new), line = CASES[mistake]
+    r = check(_load(tmp_path, wrong, exercise), seed=0)
+    assert r.mistakes[0] == mistake, r.mistakes
+    assert r.lines[mistake] == [line], (r.lines, wrong.splitlines()[line - 1])
+    right = check(_load(tmp_path, wrong.replace(old, new, 1), exercise), seed=0)
+    assert right.passed and right.lines == {}
+
+
+def test_a_mask_left_out_says_so_in_each_language(tmp_path):
+    exercise, wrong, _, line = CASES["mask_ignored"]
+    fn = _load(tmp_path, wrong, exercise)
+    said = {
+        "en": f"line {line}: the scores reach this line without the mask",
+        "ja": f"{line} 行目：スコアがマスクを通らないまま",
+        "zh": f"第 {line} 行：分数没有先经过掩码",
+    }
+    for lang, words in said.items():
+        shown = str(check(fn, seed=0, lang=lang))
+        assert words in shown and "scores = scores - scores.max(" in shown, shown
+    assert "where its values first go wrong" not in str(check(fn, seed=0))
+
+
+def test_lists_are_recorded_as_arrays_and_calls_at_the_callers_line():
+    """A list of floats, and of arrays of one shape, is a value; a list of integers (a shape) is
+    not; a helper's arguments are values of the line that calls it."""
+
+    def helper(x):
+        return x * 2.0
+
+    def f(x):
+        row = [float(v) + 0.5 for v in x]  # +1
+        rows = [x, x + 1.0]  # +2
+        shape = [2, 3]  # +3: no value
+        y = helper(x)  # +4
+        return row, rows, shape, y
+
+    first = f.__code__.co_firstlineno
+    files = {f.__code__.co_filename}
+    _, events = record(f, (np.arange(3.0),), {}, files)
+    made = {(e.line - first, e.name): e.value for e in events}
+    assert np.array_equal(made[1, "row"], [0.5, 1.5, 2.5])
+    assert made[2, "rows"].shape == (2, 3)
+    assert not any(name == "shape" for _, name in made)
+    assert np.array_equal(made[4, "x"], np.arange(3.0))  # the helper's argument, at line +4
+    assert np.array_equal(made[4, "y"], np.arange(3.0) * 2)
+    # a list longer than MAX_CELLS is not read
+    from attnlab.grade.tracer import MAX_CELLS
+
+    def g():
+        big = [0.5] * (MAX_CELLS + 1)
+        return len(big)
+
+    assert record(g, (), {}, {g.__code__.co_filename})[1] == []
+
+
+def test_a_step_left_out_is_named_where_its_value_is_next_used():
+    from attnlab.grade.tracer import Event
+
+    s, masked, e_wrong, m = (
+        np.ones((2, 2)),
+        np.array([[1.0, -np.inf], [1, 1]]),
+        np.array([[0.3, 0.7], [0.5, 0.5]]),
+        np.eye(2) > 0,
+    )
+    right = [  # scores, the mask, the masked scores, passed to the softmax, its exponentials
+        Event(1, "s", s),
+        Event(2, "m", m),
+        Event(3, "s", masked),
+        Event(4, "s", masked),
+        Event(5, "e", np.zeros((2, 2))),
+    ]
+    wrong = [Event(1, "s", s), Event(4, "s", s), Event(5, "e", e_wrong)]  # never masked
+    values = after_divergence(right, wrong)
+    assert values[0].skipped and np.array_equal(values[0].value, s)
+    learner = [Event(10, "scores", s), Event(11, "allowed", m), Event(12, "p", e_wrong)]
+    # the scores line is right; the mask built and never applied is passed over
+    assert locate(learner, values, right, next_use=True) == 12
+    assert locate(learner, values, right) == 10  # without next_use: the line that holds it
+    # -1e9 and -inf act the same: a learner's -1e9 mask holds the version's -inf one
+    learner = [Event(5, "s", np.where(np.isinf(masked), -1e9, masked))]
+    assert locate(learner, [Event(3, "s", masked)], right) == 5

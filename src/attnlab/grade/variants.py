@@ -24,7 +24,11 @@ def softmax(
     right; "column"; "all", one global max; "none", no subtraction), ``sum_over`` what the
     exponentials are divided by ("row", right; "column"; "all", the whole array's sum)."""
     with np.errstate(all="ignore"):
-        e = np.exp(s) if max_over == "none" else np.exp(s - s.max(AXES[max_over], keepdims=True))
+        if max_over == "none":
+            e = np.exp(s)
+        else:  # shifted: a local of its own, so that the line that shifts is traced (lines.py)
+            shifted = s - s.max(AXES[max_over], keepdims=True)
+            e = np.exp(shifted)
         if sum_over == "all":
             return e / e.sum()
         return e / e.sum(axis=AXES[sum_over], keepdims=keepdims)  # no keepdims: wrong broadcast
@@ -195,7 +199,8 @@ def _across_heads(Q, K, V, mask, which: str) -> np.ndarray:
             e = np.exp(s - s.max(0, keepdims=True))
             return merge(e / e.sum(0, keepdims=True) @ V)
         top = s.max() if which == "max" else s.max(-1, keepdims=True)
-        e = np.exp(s - top)
+        shifted = s - top
+        e = np.exp(shifted)
         w = e / (e.sum() if which == "sum" else e.sum(-1, keepdims=True))
     return merge(w @ V)
 

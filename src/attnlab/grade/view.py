@@ -117,11 +117,14 @@ def text(r: Report, lang: str | None = None) -> str:
 
 def _where(r: Report, mistake: str, lang: str) -> list[str]:
     """The line a mistake's values first go wrong on, quoted from the graded code."""
+    from .lines import LEFT_OUT  # the mask left out has no line of its own: where it is missed
+
     code = r.source.splitlines()
     found = []
+    key = "line_unmasked" if mistake in LEFT_OUT else "line_here"
     for n in r.lines.get(mistake, []):
         quoted = clean(code[n - 1].strip()) if 0 < n <= len(code) else ""
-        found += [f"      {word('line_here', lang, n=n)}", f"        {quoted}"]
+        found += [f"      {word(key, lang, n=n)}", f"        {quoted}"]
     return found
 
 

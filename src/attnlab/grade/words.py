@@ -64,6 +64,11 @@ WORDS = {
         "{n} 行目（ここで値が最初に正しい計算から外れます）：",
         "第 {n} 行（数值从这里开始偏离正确的计算）：",
     ),
+    "line_unmasked": Text(
+        "line {n}: the scores reach this line without the mask applied to them first:",
+        "{n} 行目：スコアがマスクを通らないまま、この行で使われています：",
+        "第 {n} 行：分数没有先经过掩码，就在这一行被使用了：",
+    ),
     "gradebook": Text("Gradebook", "成績表", "成绩册"),
     "student": Text("student", "学生", "学生"),
 }
