@@ -161,9 +161,9 @@ def run(a) -> int:
         isolation="process" if a.no_sandbox else "auto",
         hint_level=a.hint_level,
     )
-    klass, notes, picked = None, [], None
+    klass, notes, picked, helpers = None, [], None, None
     if path.is_dir() and a.format == "gradescope":  # one student's hand-in: find the file
-        picked, notes = _one_students_file(path, a.exercise)
+        picked, notes, helpers = _one_students_file(path, a.exercise)
         if picked is None or picked.submission is None:  # nothing, or a link/unreadable file
             reports = [_nothing_for(a.exercise, notes, seed, picked)]
             return _emit(reports, a, klass, single=True)
@@ -179,7 +179,7 @@ def run(a) -> int:
             reports = [internal_error(a.exercise or "unknown", str(path), refused)]
             reports[0].seed = seed
         elif picked is not None:  # graded as read when picked: read once, never opened again
-            reports = [grade_text(picked.submission, path, a.exercise, **kw)]
+            reports = [grade_text(picked.submission, path, a.exercise, helpers=helpers, **kw)]
         else:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
@@ -243,7 +243,8 @@ def _roster(file: str) -> list[str]:
 
 def _one_students_file(folder: Path, exercise: str):
     """In one student's hand-in (Gradescope's submission folder), the file for ``exercise``:
-    the one defining its function, else named for it; the other files are ignored."""
+    the one defining its function, else named for it; the other files are ignored (not
+    graded), the .py ones importable by it as helper modules."""
     from ..grade import classroom
     from ..grade.report import ignored_line
 
@@ -252,7 +253,9 @@ def _one_students_file(folder: Path, exercise: str):
     if len(plan) > 1:  # attempts: the first by name is graded, the others said ignored
         ignored += [f"{f.rel} (another file for {exercise})" for f, _ in plan[1:]]
     note = [ignored_line(ignored)] if ignored else []
-    return (plan[0][0] if plan else None), note
+    if not plan:
+        return None, note, None
+    return plan[0][0], note, classroom.helpers_of(plan[0][0], files)
 
 
 def _nothing_for(exercise: str, notes: list[str], seed: int, picked=None):

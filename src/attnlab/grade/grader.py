@@ -12,12 +12,14 @@ import re
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from . import diagnosis
+from . import helpers as helper_modules
 from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
 from .lines import LearnerTrace, dtype_lines, mistake_lines
@@ -135,10 +137,13 @@ def grade_source(
     file: str = "",
     isolation: str = "auto",
     hint_level: int = 3,
+    helpers: helper_modules.Helpers | None = None,
 ) -> Report:
     """Grade Python ``source`` as a submission for ``exercise``.
 
     ``isolation``: ``"auto"`` (bwrap where it works), ``"bwrap"`` (or fail) or ``"process"``.
+    ``helpers``: {module name: (file name, source)}, the helper modules handed in beside it,
+    importable inside the sandbox (``attnlab.grade.helpers``).
     Raises ``SandboxError`` when the sandbox itself fails: that is not the submission's fault.
     """
     ex = EXERCISES[exercise]
@@ -148,7 +153,10 @@ def grade_source(
         "isolation": resolve_isolation(isolation),
         "hint_level": hint_level,
     }
-    checks, static_mistake = diagnosis.static_checks(source, ex)
+    helpers = helpers or {}
+    if helpers:
+        meta["notes"] = [helper_modules.note(helpers, helper_modules.imported(source, helpers))]
+    checks, static_mistake = _static_checks(source, ex, helpers)
     if static_mistake:
         return _finish(exercise, checks, [static_mistake], lang, **meta)
     prep = prepared(exercise, seed)
@@ -172,6 +180,7 @@ def grade_source(
         memory_mb=memory_mb,
         filename=Path(file).name if file else "submission.py",
         isolation=meta["isolation"],
+        helpers=helpers,
     )
     meta.update(isolation=run.isolation, output=_printed(run))
     failure = diagnosis.run_failure(run, ex, timeout)
@@ -184,6 +193,33 @@ def grade_source(
             exercise, [*checks, CheckResult("runs", False, msg)], ["crash"], lang, **meta
         )
     return verdict(prep, run, checks, lang, trace=lambda f: _traced(run), source=source, **meta)
+
+
+def _static_checks(source: str, ex, helpers: helper_modules.Helpers):
+    """``diagnosis.static_checks`` with the helpers importable, then the same import rule on
+    each helper the submission imports (a helper importing torch is a forbidden import)."""
+    if not helpers or ex.allowed_imports is None:
+        return diagnosis.static_checks(source, ex)
+    allowed = (*ex.allowed_imports, *helpers)
+    checks, mistake = diagnosis.static_checks(source, replace(ex, allowed_imports=allowed))
+    if mistake:
+        return checks, mistake
+    for name in helper_modules.imported(source, helpers):
+        file, text = helpers[name]
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            msg = f"helper {file}, line {e.lineno}: {e.msg}"
+            return [*checks, CheckResult("valid Python", False, msg, scored=False)], "syntax_error"
+        bad = diagnosis.forbidden_imports(tree, allowed)
+        if bad:
+            msg = (
+                f"helper {file} imports {', '.join(bad)}; allowed here: "
+                f"{', '.join(ex.allowed_imports)}, the standard library and your helper modules"
+            )
+            fail = CheckResult("allowed imports", False, msg, scored=False)
+            return [*checks[:-1], fail], "forbidden_import"
+    return checks, None
 
 
 def _traced(run: RunResult) -> LearnerTrace:
