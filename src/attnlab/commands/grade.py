@@ -46,9 +46,16 @@ def _add_what_to_grade(p, exercises) -> None:
     )
     p.add_argument(
         "--exercise",
-        choices=list(exercises),
         metavar="NAME",
-        help="exercise name (default: detected from the function defined)",
+        help=f"exercise name: {', '.join(exercises)}, or the one of --exercise-file (default: "
+        "detected from the function defined)",
+    )
+    p.add_argument(
+        "--exercise-file",
+        metavar="FILE.py",
+        help="the teacher's own exercise: a Python file declaring NAME, SIGNATURE, CONTRACT, "
+        "reference(), cases(rng) with points, optional MISTAKES with hints (see the README); "
+        "it runs here as trusted code, the submissions stay sandboxed",
     )
     p.add_argument(
         "--exercises",
@@ -139,6 +146,7 @@ def run(a) -> int:
     path = Path(a.path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
+    _teacher_exercise(a)
     if path.is_dir() and a.plot:
         raise UserError("--plot draws one file's weights; grade a single file with it")
     if path.is_dir() and a.format == "gradescope" and not a.exercise:
@@ -209,6 +217,24 @@ def _emit(reports, a, klass, single: bool) -> int:
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _teacher_exercise(a) -> None:
+    """Load ``--exercise-file`` (registered beside the built-in exercises; it is assigned
+    unless --exercise/--exercises say otherwise), then check ``--exercise``."""
+    from ..grade import EXERCISES
+
+    if a.exercise_file:
+        from ..grade.teacher import load
+
+        ex = load(a.exercise_file)
+        if a.exercise is None and a.exercises is None:
+            a.exercise = ex.name
+    if a.exercise is not None and a.exercise not in EXERCISES:
+        raise UserError(
+            f"--exercise {a.exercise!r}: expected one of {', '.join(EXERCISES)} "
+            "(a teacher's exercise: give its file with --exercise-file)"
+        )
 
 
 def _assigned(a, path: Path) -> list[str] | None:

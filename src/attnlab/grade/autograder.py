@@ -75,7 +75,7 @@ if [ -z "$file" ]; then
         > "$root/results/results.json"
     exit 0
 fi
-# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
+{teacher}# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
 # for it), and results.json names the files it ignored (helpers, scratch files)
 $attnlab grade "$root/submission" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
     -o "$results"
@@ -85,6 +85,14 @@ if [ ! -s "$results" ]; then  # the grader broke before it wrote a result
     fail_closed "NOT GRADED: attnlab grade exited with $status without writing a result."
 fi
 exit 0
+"""
+
+TEACHER_FILE = "teacher_exercise.py"
+# the teacher's exercise, beside run_autograder in the zip: Gradescope unpacks it in
+# $root/source; tried locally, it is the folder run_autograder is in
+TEACHER = """source="$root/source"
+[ -f "$source/teacher_exercise.py" ] || source=$(cd "$(dirname "$0")" && pwd)
+flags+=(--exercise-file "$source/teacher_exercise.py")
 """
 
 README = """Gradescope autograder for the attnlab exercise '{exercise}'.
@@ -114,10 +122,13 @@ def write_autograder(
     wheel: bool = True,
     allow_process_isolation: bool = False,
     seed: int = DEFAULT_SEED,
+    exercise_file: str | Path | None = None,
 ) -> list[Path]:
     """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
     ``wheel``) attnlab's wheel, which setup.sh installs. Without a sandbox the autograder
-    refuses to grade unless ``allow_process_isolation`` (or the variable in run_autograder)."""
+    refuses to grade unless ``allow_process_isolation`` (or the variable in run_autograder).
+    ``exercise_file``: a teacher's exercise (already loaded), copied in as
+    ``teacher_exercise.py`` and passed to every grading."""
     if exercise not in EXERCISES:
         raise UserError(f"unknown exercise {exercise!r}; choose one of {', '.join(EXERCISES)}")
     out = Path(out)
@@ -127,14 +138,20 @@ def write_autograder(
     files = {
         "setup.sh": SETUP.format(version=__version__, numpy=NUMPY_REQUIREMENT),
         "run_autograder": RUN.format(
-            exercise=exercise, lang=lang, allow=int(allow_process_isolation), seed=seed
+            exercise=exercise,
+            lang=lang,
+            allow=int(allow_process_isolation),
+            seed=seed,
+            teacher=TEACHER if exercise_file else "",
         ),
         "README.txt": README.format(exercise=exercise, signature=sig, seed=seed),
     }
+    if exercise_file:
+        files[TEACHER_FILE] = Path(exercise_file).read_text(encoding="utf-8")
     written = []
     for name, text in files.items():
         path = atomic_write_text(out / name, text)
-        if name != "README.txt":
+        if name not in ("README.txt", TEACHER_FILE):
             path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         written.append(path)
     if wheel:

@@ -43,14 +43,19 @@ def _finish(
 ) -> Report:
     seen = list(dict.fromkeys(mistakes))  # first occurrence order, no repeats
     scored = [c for c in checks if c.scored]
+    earned = sum(c.points for c in scored if c.passed)
+    total = sum(c.points for c in scored)
+    ex = EXERCISES.get(exercise)
     return Report(
         exercise,
         all(c.passed for c in checks) and bool(scored) and not seen,
-        round(sum(c.passed for c in scored) / len(scored), 4) if scored else 0.0,
+        round(earned / total, 4) if total else 0.0,
         checks,
         seen,
-        hints={m: hint(m, lang, hint_level) for m in seen},
+        hints={m: ex.hint(m, lang, hint_level) if ex else hint(m, lang, hint_level) for m in seen},
         lang=lang,
+        points=earned,
+        max_points=total,
         **kw,
     )
 
@@ -61,6 +66,12 @@ def prepared(exercise: str, seed: int) -> Prepared:
     (a class graded at one seed computes them once, not once per student)."""
     with _PREPARING:
         return _prepared(exercise, seed)
+
+
+def forget_prepared() -> None:
+    """Drop the prepared cases (a teacher's exercise registered again under its name)."""
+    with _PREPARING:
+        _prepared.cache_clear()
 
 
 @lru_cache(maxsize=256)  # small arrays; a 20-seed sweep of 7 exercises fits
@@ -248,11 +259,19 @@ def verdict(
     and, where ``trace`` can trace the learner's function, the line of each named mistake.
     Shared by the sandboxed grader and ``check`` (in-process)."""
     f = diagnosis.judge(prep, run, meta.get("output", ""))
+    _points(prep, f.checks)
     meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
     if trace is not None and f.ids:
         learner = trace(f)
         meta["lines"] = mistake_lines(f, learner) | dtype_lines(f, learner)
     return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
+
+
+def _points(prep: Prepared, checks: list[CheckResult]) -> None:
+    """Each check's points: its case's, else the exercise's for a whole-run check."""
+    of_case = {c.name: c.points for c in prep.cases}
+    for c in checks:
+        c.points = of_case.get(c.name, prep.ex.check_points(c.name))
 
 
 def internal_error(exercise: str, file: str, message: str) -> Report:
