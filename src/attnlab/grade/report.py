@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .mistakes import MISTAKES
 from .results import CheckResult, Report, student_of
-from .view import clean, safe, shown_name, text
+from .view import clean, has_points, safe, shown_name, text
 from .words import word
 
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -77,13 +77,16 @@ def junit(reports: list[Report]) -> str:
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="seed", value=str(r.seed))
         ET.SubElement(props, "property", name="attnlab_version", value=_xml(r.version))
-        ET.SubElement(props, "property", name="points", value=f"{r.points:g}/{r.max_points:g}")
+        weighted = has_points(r)  # a teacher's points: the earned and each check's
+        if weighted:
+            value = f"{r.points:g}/{r.max_points:g}"
+            ET.SubElement(props, "property", name="points", value=value)
         if r.error:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name="grader")
             ET.SubElement(case, "error", message=_xml(r.error)).text = _xml(r.error)
         for c in checks:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name=_xml(c.name))
-            if c.scored:
+            if weighted and c.scored:
                 ET.SubElement(ET.SubElement(case, "properties"), "property", name="points",
                               value=f"{c.points:g}")  # fmt: skip
             if not c.passed:
