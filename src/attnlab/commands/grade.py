@@ -10,7 +10,7 @@ from ..errors import UserError
 from ._args import add_lang, bounded_float, bounded_int, nonneg_int, png_path, positive_int
 
 NAME = "grade"
-FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html")
+FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html", "lms")
 
 
 def add_parser(sub) -> None:
@@ -75,8 +75,10 @@ def _add_what_to_grade(p, exercises) -> None:
         default="text",
         help="text (default), json, junit, csv (class: one row per file), gradescope (one "
         "file: Gradescope's results.json), gradebook (class: one row per student, one column "
-        "per exercise), html (class: a report to open in a browser)",
+        "per exercise), html (class: a report to open in a browser), lms (class: a grade "
+        "import for Canvas or Moodle: Student, ID, SIS User ID, Section, the mean out of 100)",
     )
+    _add_class_outputs(p)
     p.add_argument(
         "-o",
         "--output",
@@ -84,6 +86,39 @@ def _add_what_to_grade(p, exercises) -> None:
         metavar="FILE",
         help="write the report to FILE (atomically: a reader never sees half a report) "
         "instead of standard output",
+    )
+
+
+def _add_class_outputs(p) -> None:
+    """What a class grading writes besides its report: feedback files, a merged gradebook,
+    the similar pairs."""
+    p.add_argument(
+        "--lms-column",
+        default="attnlab",
+        metavar="NAME",
+        help="--format lms: the assignment column's name (default attnlab)",
+    )
+    p.add_argument(
+        "--feedback",
+        metavar="DIR",
+        help="a class: write DIR/<student>.txt for every student (roster names too), their "
+        "reports in --lang with the hints, their mean, their files not graded",
+    )
+    p.add_argument(
+        "--merge",
+        metavar="GRADEBOOK.csv",
+        help="--format gradebook: the gradebook to merge this grading into (the students "
+        "graded now replace their rows, the others stay as they were, each row with its seed "
+        "and version); it must have this grading's columns",
+    )
+    p.add_argument(
+        "--similarity",
+        nargs="?",
+        const=0.8,
+        type=bounded_float(0.0, 1.0),
+        metavar="T",
+        help="a class: print the pairs of students' files for one exercise whose normalised "
+        "code (no comments or docstrings, names renamed) is at least T alike (default 0.8)",
     )
 
 
@@ -154,6 +189,7 @@ def run(a) -> int:
             "--format gradescope grades one file (Gradescope runs once per student): with a "
             "folder, give --exercise NAME and the file defining it is graded"
         )
+    _class_only(a, path)
     assigned = _assigned(a, path)
     roster = _roster(a.roster) if a.roster else None
     if a.output and Path(a.output).is_dir():
@@ -197,18 +233,49 @@ def run(a) -> int:
     return _emit(reports, a, klass, single=not path.is_dir())
 
 
+def _class_only(a, path: Path) -> None:
+    """The options that need a class folder, and --merge's format."""
+    asked = (("--feedback", a.feedback), ("--similarity", a.similarity is not None))
+    wanted = [f for f, v in asked if v]
+    wanted += ["--format lms"] if a.format == "lms" else []
+    if wanted and not path.is_dir():
+        raise UserError(f"{', '.join(wanted)}: for a class folder; {path} is one file")
+    if a.merge and (a.format != "gradebook" or not path.is_dir()):
+        raise UserError("--merge merges a class folder's grading: use it with --format gradebook")
+    if a.merge and not Path(a.merge).is_file():
+        raise UserError(f"--merge {a.merge}: no such file; expected a gradebook CSV")
+
+
+def _body(reports, a, klass, single: bool) -> str:
+    """The report in ``a.format``: a merged gradebook, the LMS CSV, or ``report.render``."""
+    from ..grade import report
+
+    if a.merge:
+        from ..grade.lms import merge_gradebook, merge_note
+
+        body, done = merge_gradebook(a.merge, reports, klass)
+        print(merge_note(done, reports), file=sys.stderr)
+        return body
+    if a.format == "lms":
+        from ..grade.lms import lms_csv
+
+        return lms_csv(reports, klass, a.lms_column)
+    return report.render(reports, a.format, a.lang, single=single, klass=klass)
+
+
 def _emit(reports, a, klass, single: bool) -> int:
     """Write the reports in ``a.format``, the class summary, and the exit status."""
     from ..grade import report
     from ..grade.view import shown_name
 
-    body = report.render(reports, a.format, a.lang, single=single, klass=klass)
+    body = _body(reports, a, klass, single)
     if a.output:
         _write(a.output, body)
     else:
         print(body, end="")
     if not single:
         print(report.class_summary(reports, a.lang, klass), file=sys.stderr)
+        _class_extras(reports, a, klass)
     elif a.plot:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
@@ -235,6 +302,19 @@ def _teacher_exercise(a) -> None:
             f"--exercise {a.exercise!r}: expected one of {', '.join(EXERCISES)} "
             "(a teacher's exercise: give its file with --exercise-file)"
         )
+
+
+def _class_extras(reports, a, klass) -> None:
+    """The feedback files and the similar pairs, when asked for."""
+    if a.feedback:
+        from ..grade.feedback import write_feedback
+
+        written = write_feedback(a.feedback, reports, klass, a.lang)
+        print(f"wrote {len(written)} feedback files to {a.feedback}", file=sys.stderr)
+    if a.similarity is not None:
+        from ..grade.similarity import similar_pairs, table
+
+        print(table(similar_pairs(reports, a.similarity), a.similarity), file=sys.stderr)
 
 
 def _assigned(a, path: Path) -> list[str] | None:
