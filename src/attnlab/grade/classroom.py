@@ -3,8 +3,9 @@ run in its own sandbox.
 
 Each student (a subfolder, or a file at the top: its own student) may hand in several files:
 each exercise's file is found by the function it defines, then by its name; files that define
-no exercise function are helpers, never graded, and listed as ignored; several files for one
-exercise are attempts, all graded (the gradebook keeps the best).
+no exercise function are helpers, never graded, and listed as ignored; a student's other .py
+files are importable by the graded one as helper modules (``attnlab.grade.helpers``); several
+files for one exercise are attempts, all graded (the gradebook keeps the best).
 """
 
 from __future__ import annotations
