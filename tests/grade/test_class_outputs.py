@@ -13,7 +13,7 @@ from attnlab.cli import main
 from attnlab.grade import grade_class, report
 from attnlab.grade.feedback import write_feedback
 from attnlab.grade.lms import lms_csv
-from attnlab.grade.similarity import similar_pairs, tokens
+from attnlab.grade.similarity import ratio, similar_pairs, tokens
 
 CORPUS = Path(__file__).parent / "submissions"
 RIGHT = (CORPUS / "self_attention__pass__vectorized.py").read_text()
@@ -116,6 +116,8 @@ def test_similarity_finds_the_renamed_copy_and_not_the_independent_file(graded, 
     pairs = {(p.a, p.b): p.ratio for p in similar_pairs(reports, 0.9)}
     assert pairs[("ann/self_attention.py", "ben/self_attention.py")] == 1.0
     assert not any("dan/" in a + b for a, b in pairs)  # loops: written independently
+    loops = tokens(LAYOUT["dan/self_attention.py"])
+    assert ratio(tokens(RIGHT), loops) < 0.5  # the README's 0.254
     argv = ["grade", str(folder), "--exercises", "self_attention", "--format", "lms",
             "--no-sandbox", "--similarity", "0.9"]  # fmt: skip
     main(argv)

@@ -103,3 +103,9 @@ def test_gradescope_folder_mode_imports_the_helper(tmp_path):
     assert res["score"] == 100.0
     assert "helper modules used: utils.py (import utils)" in res["output"]
     assert "utils.py (a helper module, importable as utils; not graded)" in res["output"]
+
+
+def test_a_helper_that_does_not_parse_is_named_in_a_syntax_error(tmp_path):
+    r, _ = _grade(tmp_path, "def row_softmax(s)\n    return s\n")
+    assert r.mistakes == ["syntax_error"] and r.score == 0.0
+    assert any("helper utils.py, line 1" in c.message for c in r.checks)
