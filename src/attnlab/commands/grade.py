@@ -191,6 +191,10 @@ def run(a) -> int:
         )
     _class_only(a, path)
     assigned = _assigned(a, path)
+    if a.merge:
+        from ..grade.lms import check_mergeable
+
+        check_mergeable(a.merge, assigned)
     roster = _roster(a.roster) if a.roster else None
     if a.output and Path(a.output).is_dir():
         raise UserError(f"-o {a.output}: a folder, expected a file name such as report.html")

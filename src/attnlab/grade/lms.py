@@ -50,6 +50,30 @@ def _read(path: Path) -> list[list[str]]:
     return rows
 
 
+def gradebook_header(exercises: list[str]) -> list[str]:
+    """The columns of a gradebook over ``exercises`` (``report.gradebook``'s)."""
+    return list(next(csv.reader(io.StringIO(gradebook([], ClassInfo([], exercises))))))
+
+
+def check_mergeable(path: str | Path, exercises: list[str] | None) -> None:
+    """Refuse, before any grading, a file that is not a gradebook of these ``exercises`` (any
+    gradebook when they are not given: its columns are known only once graded)."""
+    path = Path(path)
+    header = _read(path)[0]
+    if exercises:
+        want = gradebook_header(exercises)
+        if header != want:
+            raise UserError(
+                f"--merge {path}: its columns are {', '.join(header)}; this grading's are "
+                f"{', '.join(want)} (grade with the same --exercises as that gradebook)"
+            )
+    elif header[:1] != ["student"] or header[-2:] != ["seed", "attnlab_version"]:
+        raise UserError(
+            f"--merge {path}: its columns are {', '.join(header)}; expected an attnlab "
+            "gradebook (student, the exercises, mean, status, ..., seed, attnlab_version)"
+        )
+
+
 def merge_gradebook(
     path: str | Path, reports: list[Report], klass: ClassInfo | None = None
 ) -> tuple[str, list[str]]:
