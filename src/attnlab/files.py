@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import UserError
+
 
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     """Call ``write(tmp_path)`` to fill a temp file beside ``path``, then rename it to ``path``."""
@@ -34,3 +36,48 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically."""
     return atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+KINDS = ("folder", "file", "file or folder")
+
+
+def check_output(path: str | os.PathLike, flag: str, kind: str = "folder", what: str = "") -> Path:
+    """Say now, before any work, whether ``path`` can be what a command writes: a folder to
+    write into, a file to write, or (``"file or folder"``) a file or a folder to put it in.
+    Nothing is created or changed.
+
+    Refused, as one ``UserError`` line naming ``flag``, the path and ``what`` was expected: a
+    file where a folder is wanted and the reverse, a path inside a file (``afile/sub``), a
+    folder this user cannot write in (the path's own, or the nearest one that exists, where it
+    would be made), and a link that leads nowhere. Returns ``path`` as a ``Path``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    p = Path(path)
+    what = what or {"folder": "a folder", "file": "a file name"}.get(kind, "a file or a folder")
+
+    def refuse(why: str) -> UserError:
+        return UserError(f"{flag} {str(path)!r}: {why}, expected {what}")
+
+    if not str(path):
+        raise refuse("an empty path")
+    if p.is_symlink() and not p.exists():
+        raise refuse("a link that leads nowhere")
+    if kind == "folder" and p.exists() and not p.is_dir():
+        raise refuse("a file")
+    if kind == "file" and p.is_dir():
+        raise refuse("a folder")
+    where = p if p.is_dir() else _nearest_existing(p.parent)
+    if not where.is_dir():
+        raise refuse(f"{str(where)!r} is a file (a file stands where a folder is needed)")
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise refuse(f"this user cannot write in {str(where)!r}")
+    return p
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """``folder`` or the nearest of its parents that exists (where ``mkdir -p`` would start)."""
+    folder = Path(os.path.abspath(folder))
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    return folder

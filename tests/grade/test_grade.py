@@ -14,7 +14,7 @@ import pytest
 
 from attnlab.cli import main
 from attnlab.grade import EXERCISES, grade_dir, grade_file, grade_source, write_starter
-from attnlab.grade.notebook import notebook_source
+from attnlab.grade.submission import notebook_source
 
 CORPUS = Path(__file__).parent / "submissions"
 FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".py", ".ipynb"))

@@ -11,6 +11,8 @@ branch: their rows are skipped while their folders are absent.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from attnlab.lessons import source
@@ -162,3 +164,195 @@ def test_the_count_matches_the_issue():
     # splits some of them finer, and adds lesson 5's and the summaries
     assert len(TOPICS) >= 41
     assert len({t for t, _, _ in TOPICS}) == len(TOPICS)  # no topic listed twice
+
+
+# --- the review's own list (issue 31: "the coverage test maps every item of the review's list") ---
+#
+# ``../shared/reviews/course-coverage-review-2026-12.md`` numbers 67 items of the four course texts
+# and gives each a status (covered, partial, missing, WRONG). Every item maps to the lesson step
+# that teaches it now: (lesson, step id | "intro" | "quiz: words", phrase). For the items the
+# review found lacking, the phrase is a few words of that step's English prose that carry the fix,
+# so deleting the fix fails the test. Covered items may carry a phrase too, where the review's
+# note pointed at a wrong sentence that has since been corrected (its §4, C1-C12).
+
+REVIEW_ITEMS: dict[int, tuple[int, str, str | None]] = {
+    1: (1, "intro", '明 is "bright" in 明月'),
+    2: (1, "intro", "光 is the right pick only because 明月 came a moment before"),
+    3: (1, "averaging", None),
+    4: (1, "averaging", "Attention keeps exactly this product and changes only where the weights"),
+    5: (1, "averaging", None),
+    6: (1, "query_key", "large when the two point the same way"),
+    7: (1, "query_key", None),
+    8: (1, "query_key", None),
+    9: (1, "learned", None),
+    10: (1, "values", None),
+    11: (1, "causal_mask", None),
+    12: (
+        1,
+        "causal_mask",
+        "**Self-attention**: the queries, the keys and the values all come from",
+    ),
+    13: (1, "sqrt_d", "Step 3 divided its scores by √8 without comment"),
+    14: (1, "sqrt_d", None),
+    15: (1, "sqrt_d", "autograd's gradient of the softmax with respect to its scores"),
+    16: (1, "sqrt_d", "Divided by √d, the scores are back to a spread of about 1"),
+    17: (1, "full_head", None),
+    18: (1, "learned", None),
+    19: (1, "full_head", None),
+    20: (1, "cost", None),
+    21: (1, "query", None),
+    22: (1, "no_mask", None),
+    23: (1, "timing", None),
+    24: (1, "quiz: what do the query, the key and the value", None),
+    25: (1, "quiz: how is the causal mask applied", "before the softmax"),
+    26: (1, "quiz: why are the scores divided by √d", None),
+    27: (2, "projections", None),
+    28: (2, "score_table", None),
+    29: (2, "mask_table", None),
+    30: (2, "keepdims", None),
+    31: (2, "weights_tables", None),
+    32: (2, "weights_tables", None),
+    33: (2, "against_torch", None),
+    34: (3, "split_heads", None),
+    35: (2, "comparison", "| good at |"),
+    36: (1, "averaging", "an embedding is a matrix product that is really a lookup"),
+    37: (2, "rnn", "h_t = tanh(x_t W_x + h_(t-1) W_h + b)"),
+    38: (4, "lstm_step", "the cell c, and three gates"),
+    39: (7, "teacher_forcing", None),
+    40: (6, "block", None),
+    41: (6, "encoder_decoder", "The mask is not the whole difference"),
+    42: (6, "language_model", None),
+    43: (6, "perplexity", None),
+    44: (6, "temperature", None),
+    45: (6, "temperature", "what large language models do, and it shares their limits"),
+    46: (7, "bottleneck", "A test of length alone"),
+    47: (4, "which_query", None),
+    48: (4, "score_functions", None),
+    49: (2, "comparison", "When a Transformer generates text it still produces one token"),  # C8
+    50: (3, "split_heads", None),
+    51: (3, "split_heads", "stored next to each other in one d_model × d_model matrix"),  # C12
+    52: (3, "choosing_h", "grow h-fold"),  # C6
+    53: (3, "permutation", None),
+    54: (3, "pe_module", None),
+    55: (3, "shift_is_linear", None),
+    56: (3, "shift_is_linear", "is not the same thing everywhere for an arbitrary head"),
+    57: (3, "beyond", None),
+    58: (2, "batch_shapes", "but `nn.MultiheadAttention` and the nn.Transformer"),  # C1
+    59: (3, "mha_module", None),
+    60: (1, "heatmap", "matplotlib"),
+    61: (4, "bottleneck", "they are the keys"),
+    62: (4, "cat_sat", None),
+    63: (4, "types", None),
+    64: (4, "which_query", None),
+    65: (2, "fully_masked", None),
+    66: (7, "compare_attention", "This run fell short"),
+    67: (4, "walkthrough", 'on "je suis un chat" → "I am a cat"'),
+}
+
+# items whose fix spans several steps: the further steps, each with the words that show it
+REVIEW_ALSO: dict[int, list[tuple[int, str, str]]] = {
+    38: [
+        (4, "gru_step", "The GRU drops the separate cell and gets by with two gates"),
+        (4, "vanishing", "an LSTM whose forget gate is held near 1"),
+        (4, "clipping", "`nn.utils.clip_grad_norm_`"),
+    ],
+    25: [(1, "quiz: need the causal mask", "a causal kernel may skip future blocks")],  # C2
+    46: [(4, "bottleneck", "is measured in lesson 7")],
+    60: [(6, "heads", "the chance level"), (7, "alignment", "cannot pass for one that finds")],
+    61: [(4, "additive", "the keys serve as the values")],
+    66: [(7, "train_seq2seq", "number of steps ({STEPS}) for each")],
+}
+
+LACKING = {"partial", "missing", "wrong"}
+
+
+def reviews_folder() -> Path | None:
+    """``../shared/reviews`` beside this checkout, or beside the main checkout of a worktree."""
+    root = Path(__file__).resolve().parents[2]
+    roots = [root]
+    dot_git = root / ".git"
+    if dot_git.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
+        gitdir = Path(dot_git.read_text(encoding="utf-8").split(":", 1)[1].strip())
+        if gitdir.parent.name == "worktrees":
+            roots.append(gitdir.parents[2])
+    for r in roots:
+        if (r.parent / "shared" / "reviews").is_dir():
+            return r.parent / "shared" / "reviews"
+    return None
+
+
+REVIEW = "course-coverage-review-2026-12.md"
+
+
+def review_statuses() -> dict[int, str]:
+    """{item number: status} from the review's topic table (rows ``| n | item | text | where |
+    status | note |``); skips when the review is not beside the repository."""
+    folder = reviews_folder()
+    if folder is None or not (folder / REVIEW).is_file():
+        pytest.skip(f"../shared/reviews/{REVIEW} is absent (reviews live beside the repo)")
+    statuses = {}
+    for line in (folder / REVIEW).read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) >= 6 and cells[0].isdigit():
+            statuses[int(cells[0])] = cells[4].strip("*").lower()
+    return statuses
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _en_text(number: int, where: str) -> str:
+    """The English a learner reads at ``where``: a step's prose, the intro, or a whole question."""
+    prose = source.prose(number, "en")
+    if where == "intro":
+        return _flat(prose.intro)
+    if where.startswith("quiz: "):
+        words = where.removeprefix("quiz: ").lower()
+        q = next(q for q in prose.quiz if words in q.question.lower())
+        return _flat(" ".join([q.question, *q.choices, *q.why, q.explanation, q.model_answer]))
+    return _flat(prose.texts[where])
+
+
+def _taught(number: int, where: str) -> None:
+    """``where`` exists in lesson ``number`` and says something in every language."""
+    for lang in source.languages(number):
+        prose = source.prose(number, lang)
+        if where == "intro":
+            assert prose.intro.strip(), (number, lang)
+        elif where.startswith("quiz: "):
+            words = where.removeprefix("quiz: ").lower()
+            en = [q.question.lower() for q in source.prose(number, "en").quiz]
+            k = next((i for i, q in enumerate(en) if words in q), None)
+            assert k is not None, f"lesson {number}: no question with {words!r}"
+            assert prose.quiz[k].question.strip(), (number, lang, k)
+        else:
+            assert where in _ids(number), f"lesson {number} has no step {where!r}"
+            assert prose.texts.get(where, "").strip(), (number, lang, where)
+
+
+def test_every_numbered_item_of_the_review_has_a_mapping():
+    statuses = review_statuses()
+    assert len(statuses) == 67, sorted(statuses)  # the review counts 67 items
+    assert set(statuses) == set(REVIEW_ITEMS), set(statuses) ^ set(REVIEW_ITEMS)
+    assert set(statuses.values()) <= {"covered"} | LACKING, set(statuses.values())
+
+
+@pytest.mark.parametrize("item", sorted(REVIEW_ITEMS))
+def test_each_review_item_is_taught_and_its_fix_is_in_the_prose(item):
+    number, where, phrase = REVIEW_ITEMS[item]
+    if number not in PRESENT:
+        pytest.skip(f"lesson {number} is not on this branch")
+    _taught(number, where)
+    if phrase is not None:
+        assert _flat(phrase) in _en_text(number, where), (item, where, phrase)
+    for n, w, p in REVIEW_ALSO.get(item, []):
+        _taught(n, w)
+        assert _flat(p) in _en_text(n, w), (item, w, p)
+
+
+def test_each_item_the_review_found_lacking_names_the_words_of_its_fix():
+    lacking = {n for n, s in review_statuses().items() if s in LACKING}
+    assert len(lacking) == 17  # 13 partial, 3 missing, 1 wrong, as the review counts them
+    without = sorted(n for n in lacking if REVIEW_ITEMS[n][2] is None)
+    assert not without, f"items the review found lacking, mapped without a phrase: {without}"

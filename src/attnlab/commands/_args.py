@@ -139,3 +139,15 @@ def add_lang(p: argparse.ArgumentParser, what: str = "text") -> None:
 
 def progress_wanted() -> bool:
     return sys.stderr.isatty()
+
+
+def check_outputs(*outputs: tuple[str | None, ...]) -> None:
+    """Check, before any work, each ``(path, flag, kind[, what])`` whose path was given:
+    that it can be the folder or file the command will write (``attnlab.files.check_output``).
+    A command that writes calls this first thing in its ``run``: a path it cannot write is one
+    line and exit 2, with nothing run and nothing written."""
+    from ..files import check_output
+
+    for path, flag, kind, *what in outputs:
+        if path is not None:
+            check_output(path, flag, kind, *what)

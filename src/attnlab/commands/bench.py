@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from ..bench.methods import METHODS
-from ._args import bounded_int, int_list, name_list, png_path, positive_int, progress_wanted
+from ._args import (
+    bounded_int,
+    check_outputs,
+    int_list,
+    name_list,
+    png_path,
+    positive_int,
+    progress_wanted,
+)
 
 NAME = "bench"
 RING_LENGTHS = (4096,)  # --ring's default: about a minute on 2 busy cores, process starts included
@@ -66,6 +74,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.plot, "--plot", "file"))
     from .. import bench
 
     if a.ring is not None:

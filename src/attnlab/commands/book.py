@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..i18n import LANGS
-from ._args import int_list, nonneg_int, positive_int
+from ._args import check_outputs, int_list, nonneg_int, positive_int
 
 NAME = "book"
 
@@ -62,6 +62,7 @@ def langs(text: str) -> tuple[str, ...]:
 
 
 def run(a) -> int:
+    check_outputs((a.out, "OUT_DIR", "folder"), (a.cache, "--cache", "folder"))
     from ..book import BookConfig, build, choose_lessons, require_sphinx
 
     chosen = langs(a.lang)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+from ._args import check_outputs
 
 NAME = "conform"
 
@@ -72,9 +75,10 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.output, "-o", "file"), (a.save_failing, "--save-failing", "folder"))
     from ..conform import check_attention, load_target
     from ..conform.run import check_device, feature_ids
-    from ..conform.save import check_folder, save_failing
+    from ..conform.save import save_failing
     from ..files import atomic_write_text
 
     features = (
@@ -82,7 +86,6 @@ def run(a) -> int:
     )
     feature_ids(features)  # before loading: a misspelt feature is one line, not a run
     check_device(a.device, a.api)  # and so is a missing GPU
-    folder = check_folder(a.save_failing) if a.save_failing else None  # and a bad folder
     fn = load_target(a.target)
     report = check_attention(
         fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
@@ -93,7 +96,7 @@ def run(a) -> int:
         print(f"{report.summary()}; report written to {a.output}")
     else:
         print(text)
-    if folder is not None:
-        for d in save_failing(report, folder, a.target):
+    if a.save_failing is not None:
+        for d in save_failing(report, Path(a.save_failing), a.target):
             print(f"saved {d.name}'s failing case: python {d / 'repro.py'}", file=sys.stderr)
     return 0 if report.passed else 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UserError
-from ._args import add_lang
+from ._args import add_lang, check_outputs
 
 NAME = "exercise"
 
@@ -40,6 +40,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.file, "FILE", "file or folder"), (a.out, "-o", "folder"))
     from ..grade import EXERCISES, write_starter
 
     if a.exercise_file:

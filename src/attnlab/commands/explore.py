@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import add_lang
+from ._args import add_lang, check_outputs
 
 NAME = "explore"
 
@@ -46,6 +46,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.out, "-o", "file"))
     from ..explore import explore
 
     if [a.playground, a.run_dir is not None, a.hf is not None].count(True) != 1:
@@ -59,8 +60,6 @@ def run(a) -> int:
     if a.hf is not None:
         default = "explore.html"  # here, not inside someone's model folder
     out = Path(a.out or default)
-    if out.is_dir():
-        raise UserError(f"-o {out}: a folder, expected a file name such as {out / 'explore.html'}")
     if a.hf is not None:
         from ..hf import explore_hf
 

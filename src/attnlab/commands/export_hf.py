@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
+from ._args import check_outputs
 
 NAME = "export-hf"
 
@@ -28,12 +29,11 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.out, "OUT", "folder"))
     from ..hf import export_gpt2
     from ..hf._need import transformers
 
     out = Path(a.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"OUT {out}: a file, expected a folder")
     if out.is_dir() and any(out.iterdir()) and not a.force:
         raise UserError(f"OUT {out}: not empty; pass --force to write into it")
     transformers()  # its absence said before any work

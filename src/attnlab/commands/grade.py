@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import add_lang, bounded_float, bounded_int, nonneg_int, png_path, positive_int
+from ._args import (
+    add_lang,
+    bounded_float,
+    bounded_int,
+    check_outputs,
+    nonneg_int,
+    png_path,
+    positive_int,
+)
 
 NAME = "grade"
 FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html", "lms")
@@ -174,6 +182,7 @@ def _add_help_flags(p) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.output, "-o", "file"), (a.plot, "--plot", "file"))
     from .. import grade
     from ..grade import report
     from ..grade.grader import grade_text, internal_error
@@ -196,8 +205,6 @@ def run(a) -> int:
 
         check_mergeable(a.merge, assigned)
     roster = _roster(a.roster) if a.roster else None
-    if a.output and Path(a.output).is_dir():
-        raise UserError(f"-o {a.output}: a folder, expected a file name such as report.html")
     from ..grade.grader import DEFAULT_SEED
 
     seed = a.seed if a.seed is not None else DEFAULT_SEED

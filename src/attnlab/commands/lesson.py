@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UserError, closest
-from ._args import add_lang, nonneg_int, positive_int
+from ._args import add_lang, check_outputs, nonneg_int, positive_int
 
 NAME = "lesson"
 FORMATS = ("py", "ipynb", "both")
@@ -79,6 +79,7 @@ _EXPORT_ONLY = (
 
 
 def run(a) -> int:
+    check_outputs((a.export, "--export", "folder"), (a.plots, "--plots", "folder"))
     from .. import lessons
 
     if a.target == "list":

@@ -10,7 +10,14 @@ from ..catalog import ATTENTION_KINDS, DEVICES, POSITIONS, PRESETS
 from ..catalog import SEQ2SEQ_MINUTES as DEFAULT_MINUTES
 from ..catalog import SEQ2SEQ_TRAIN as DEFAULT_TRAIN
 from ..errors import UserError
-from ._args import bounded_float, nonneg_int, positive_float, positive_int, progress_wanted
+from ._args import (
+    bounded_float,
+    check_outputs,
+    nonneg_int,
+    positive_float,
+    positive_int,
+    progress_wanted,
+)
 from ._threads import add_threads, apply_threads
 
 NAME = "train"
@@ -182,6 +189,7 @@ def _flags(a, names) -> dict:
 
 
 def run_gpt(a) -> int:
+    check_outputs((a.out, "--out", "folder", "a run folder"))
     from ..models import GPTConfig
     from ..train.lm import LMRunConfig, train_lm
     from ..train.rundir import is_main_process
@@ -216,6 +224,7 @@ def run_gpt(a) -> int:
 
 
 def run_seq2seq(a) -> int:
+    check_outputs((a.out, "--out", "folder", "a run folder"))
     from ..models import Seq2SeqConfig
     from ..train.seq2seq import Seq2SeqRunConfig, train_seq2seq
     from ..train.trainer import leave_distributed

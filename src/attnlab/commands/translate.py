@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._args import png_path
+from ._args import check_outputs, png_path
 
 NAME = "translate"
 
@@ -25,6 +25,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.plot, "--plot", "file"))
     from ..tables import text_heatmap
     from ..train import load_seq2seq, translate
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import nonneg_int, png_path
+from ._args import check_outputs, nonneg_int, png_path
 
 NAME = "viz"
 
@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    check_outputs((a.out, "--out", "file"))
     import torch
 
     from ..train.lm import load_run

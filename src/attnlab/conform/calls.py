@@ -18,7 +18,7 @@ from ..parity import Parity
 from .cases import Case
 from .inputs import Inputs, as_numpy, as_torch, draw
 from .judge import budget, judge, locate
-from .reference import GRAD_NAMES, reference, torch_own
+from .reference import GRAD_NAMES, backward, reference, torch_own
 
 NO_KERNEL = ("no available kernel", "no viable backend")
 
@@ -115,7 +115,7 @@ def _outputs(fn, inp: Inputs, api: str, device: str) -> tuple[dict[str, object],
         if not out.requires_grad:
             raise Unsupported("the output is not differentiable (it does not require grad)")
         try:
-            out.backward(args["grad_out"])
+            backward(out, args["grad_out"])
         except RuntimeError as e:
             return got, f"backward raised RuntimeError: {str(e).splitlines()[0][:200]}"
         got.update(zip(GRAD_NAMES, (args[n].grad for n in "qkv"), strict=True))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -26,15 +27,32 @@ from .report import UNSUPPORTED, FeatureResult, Report
 APIS = ("torch", "numpy")
 
 
-def run_feature(fn, feature: Feature, api: str, device: str, seed: int) -> list[CaseResult]:
-    """Every case of ``feature`` on ``fn``, smallest first (an empty list: not for this api)."""
+def run_feature(
+    fn, feature: Feature, api: str, device: str, seed: int, threads: int | None = None
+) -> list[CaseResult]:
+    """Every case of ``feature`` on ``fn``, smallest first (an empty list: not for this api).
+    A case that calls twice runs with ``threads`` torch threads (default: as now), so that an
+    answer that depends on how threads split the work shows there."""
     if api not in feature.apis:
         return []
     results = []
     for i, case in enumerate(feature.cases):
         rng = np.random.default_rng([seed, zlib.crc32(feature.id.encode()), i])  # stable ids
-        results.append(run_case(fn, case, api, device, rng))
+        with torch_threads(threads if case.repeat else None):
+            results.append(run_case(fn, case, api, device, rng))
     return results
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``n`` for the duration (None: left as they are)."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _not_for_api(feature: Feature) -> FeatureResult:
@@ -42,9 +60,11 @@ def _not_for_api(feature: Feature) -> FeatureResult:
     return FeatureResult(feature.id, feature.title, UNSUPPORTED, note=why)
 
 
-def _rows(fn, ids: list[str], api: str, device: str, seed: int) -> list[FeatureResult]:
+def _rows(
+    fn, ids: list[str], api: str, device: str, seed: int, threads: int | None = None
+) -> list[FeatureResult]:
     """The report's rows in the kit's order, each owning only its own failures."""
-    results = {fid: run_feature(fn, FEATURES[fid], api, device, seed) for fid in ids}
+    results = {fid: run_feature(fn, FEATURES[fid], api, device, seed, threads) for fid in ids}
     rows, failing = {}, set()
     for fid in (f for f in FEATURES if f in results):  # needs come before the rows that need
         feature = FEATURES[fid]
@@ -81,9 +101,11 @@ def check_attention(
     mod = getattr(fn, "__module__", None)
     name = target or (f"{mod}.{name}" if mod and not name.startswith(mod) else name)
     report = Report(name, api, device, seed, torch.__version__)
-    # small matrices: one BLAS thread (threads that wait for a busy core cost 100x here)
-    with threadpool_limits(1, user_api="blas"):
-        report.features = _rows(fn, ids, api, device, seed)
+    # small matrices: one BLAS thread and one torch thread (threads that wait for a busy core
+    # cost 100x here: a barrier per op); the cases that call twice get the caller's threads
+    threads = torch.get_num_threads()
+    with threadpool_limits(1, user_api="blas"), torch_threads(1):
+        report.features = _rows(fn, ids, api, device, seed, threads)
     return report
 
 

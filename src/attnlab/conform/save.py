@@ -10,41 +10,26 @@ with the case's arguments, and exits 1 while the answer still misses the budget.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
 from .calls import CaseResult
 from .inputs import EXTRA
 from .judge import budget
 from .report import Report
 
 
-def check_folder(path: str) -> Path:
-    """The folder to write into, created if need be; ``UserError`` (one line) if it cannot be."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UserError(f"--save-failing {path!r}: a file is there, expected a folder")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=p):
-            pass
-    except OSError as e:
-        raise UserError(f"--save-failing {path!r}: cannot write there ({e.strerror})") from None
-    return p
-
-
 def save_failing(report: Report, folder: Path, target: str) -> list[Path]:
-    """Write every failing row's smallest case under ``folder``; the folders written."""
+    """Write every failing row's smallest case under ``folder`` (made if need be; the command
+    checked it can be, ``attnlab.files.check_output``, before the run); the folders written."""
     written = []
     for row in report.features:
         r = row.failing_case
         if r is None or r.inp is None:
             continue
         d = folder / row.id
-        d.mkdir(exist_ok=True)
+        d.mkdir(parents=True, exist_ok=True)
         np.savez(d / "case.npz", **_arrays(r))
         script = _script(r, _loadable(target), report.api, report.device, row.id)
         (d / "repro.py").write_text(script, encoding="utf-8")

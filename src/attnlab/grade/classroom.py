@@ -21,9 +21,9 @@ from pathlib import Path
 from . import helpers as helper_modules
 from .exercises import EXERCISES
 from .grader import grade_text, internal_error
-from .notebook import Submission, read_submission
 from .results import CheckResult, Report
 from .sandbox import resolve_isolation
+from .submission import Submission, read_submission
 
 SUFFIXES = (".py", ".ipynb")
 

@@ -24,9 +24,9 @@ from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
 from .lines import LearnerTrace, dtype_lines, mistake_lines
 from .mistakes import hint
-from .notebook import Submission, read_submission
 from .results import CheckResult, Report
 from .sandbox import RunResult, resolve_isolation, run_submission
+from .submission import Submission, read_submission
 
 DEFAULT_SEED = 0  # the random cases' seed unless one is given: the same file, the same score
 OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report

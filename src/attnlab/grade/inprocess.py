@@ -21,9 +21,9 @@ from ..i18n import Text
 from .exercises import EXERCISES, Case
 from .grader import DEFAULT_SEED, _finish, prepared, verdict
 from .lines import in_process
-from .notebook import read_submission
 from .results import CheckResult, Report
 from .sandbox import CaseResult, RunResult
+from .submission import read_submission
 
 # the file a Jupyter kernel compiles a cell into (/tmp/ipykernel_123/456.py): a path of the
 # machine that ran it, which a traceback on a web book's page would show to every reader
