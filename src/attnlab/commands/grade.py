@@ -182,7 +182,9 @@ def _add_help_flags(p) -> None:
 
 
 def run(a) -> int:
-    check_outputs((a.output, "-o", "file"), (a.plot, "--plot", "file"))
+    check_outputs(
+        (a.output, "-o", "file"), (a.plot, "--plot", "file"), (a.feedback, "--feedback", "folder")
+    )
     from .. import grade
     from ..grade import report
     from ..grade.grader import grade_text, internal_error
