@@ -49,6 +49,8 @@ MISTAKES = {
     },
 }
 POINTS = {"inputs left unchanged": 0}
+SHAPES = {"x": "T S", "y": "T S"}
+DTYPES = ("float64",)
 """
 RIGHT = "import numpy as np\n\ndef row_normalise(x):\n    return x / np.sum(x, -1, keepdims=True)\n"
 WRONG = "def row_normalise(x):\n    return x / x.sum(axis=0, keepdims=True)\n"
@@ -137,6 +139,9 @@ BROKEN = {
     "a built-in mistake id": ('"divides_by_column_sums"', '"softmax_axis"'),
     "a reference that fails": ("return x / x.sum", "return x.nope / x.sum"),
     "not Python": ("NAME =", "NAME = ="),
+    "a case off the contract's shapes": ('"y": "T S"', '"y": "T 3"'),
+    "a case off the contract's dtypes": ('("float64",)', '("float32",)'),
+    "a dtype that is not one": ('("float64",)', '("float65",)'),
 }
 EXPECTED = {
     "no reference": "defines no reference(...) function",
@@ -144,6 +149,11 @@ EXPECTED = {
     "a built-in mistake id": "mistake id 'softmax_axis' is a built-in id",
     "a reference that fails": "reference failed on case 'fixed 2x3'",
     "not Python": "cannot run it (SyntaxError",
+    "a case off the contract's shapes": "case 'random 4x5' breaks the contract: y has shape "
+    "(4, 5), SHAPES says (T, 3)",
+    "a case off the contract's dtypes": "case 'fixed 2x3': x is float64, DTYPES allows "
+    "('float32',)",
+    "a dtype that is not one": "DTYPES: data type 'float65' not understood",
 }
 
 

@@ -12,8 +12,11 @@ still runs in the sandbox). It defines, at its top level:
   (a string, or ``{"en": ..., "ja": ..., "zh": ...}``), ``MISTAKES`` (``{id: {"version":
   fn, "hint": str or {lang: str}}}``: a wrong version of the reference, named when it reproduces
   the learner's answers), ``POINTS`` (``{check name: points}`` for the whole-run checks such as
-  ``"inputs left unchanged"``, default 1), ``ALLOWED_IMPORTS`` (default ``("numpy",)``) and
-  ``EXAMPLE`` (the starter's try-it lines).
+  ``"inputs left unchanged"``, default 1), ``ALLOWED_IMPORTS`` (default ``("numpy",)``),
+  ``EXAMPLE`` (the starter's try-it lines), and the contract in a form that is checked:
+  ``SHAPES`` (``{"Q": "T d", "K": "S d", "scores": "T S"}``: each argument's and returned
+  array's dimensions, named or numbers, the same name the same size) and ``DTYPES`` (the
+  input dtypes allowed, e.g. ``("float64", "float32")``).
 
 ``load`` checks all of it and registers the exercise beside the built-in ones, so ``grade
 --exercise-file``, ``exercise start`` and ``exercise autograder`` use it by its name.
@@ -43,6 +46,8 @@ class TeacherExercise(Exercise):
     wrong_versions: dict[str, Callable[..., Outputs]] = field(default_factory=dict)
     hints: dict[str, Text] = field(default_factory=dict)
     run_points: dict[str, float] = field(default_factory=dict)
+    shapes: dict[str, str] = field(default_factory=dict)  # array -> "T d": the contract's dims
+    dtypes: tuple[str, ...] = ()  # the input dtypes the contract allows (empty: any)
     example: str = ""
     path: str = ""
 
@@ -135,6 +140,40 @@ def _points_of(path: Path, ns: dict) -> dict[str, float]:
     return {str(k): float(v) for k, v in points.items()}
 
 
+def _shapes_of(path: Path, ns: dict) -> dict[str, str]:
+    shapes = ns.get("SHAPES") or {}
+    if not isinstance(shapes, dict) or not all(isinstance(v, str) for v in shapes.values()):
+        raise _bad(path, "SHAPES: expected {array name: 'T d'} (dimension names or numbers)")
+    return {str(k): v for k, v in shapes.items()}
+
+
+def _dtypes_of(path: Path, ns: dict) -> tuple[str, ...]:
+    try:
+        return tuple(str(np.dtype(d)) for d in ns.get("DTYPES") or ())
+    except TypeError as e:
+        raise _bad(path, f"DTYPES: {e}; expected NumPy dtype names like 'float32'") from None
+
+
+def misfit(shapes: dict[str, str], arrays: dict[str, np.ndarray]) -> str | None:
+    """Why ``arrays`` break the contract's dimensions ``shapes``, or None: every array of a
+    name in ``shapes`` has its rank, its numbered sizes, and one size per dimension name."""
+    sizes: dict[str, tuple[int, str]] = {}
+    for name, spec in shapes.items():
+        if name not in arrays:
+            continue
+        want, got = spec.split(), tuple(np.shape(arrays[name]))
+        says = f"{name} has shape {got}, SHAPES says ({', '.join(want)})"
+        if len(want) != len(got):
+            return says
+        for dim, n in zip(want, got, strict=True):
+            if dim.isdigit() and int(dim) != n:
+                return says
+            seen = sizes.setdefault(dim, (n, name))
+            if seen[0] != n:
+                return f"{says} with {dim} = {seen[0]} from {seen[1]}"
+    return None
+
+
 def build(path: str | Path, ns: dict) -> TeacherExercise:
     """The exercise a teacher's file declares (its top-level names ``ns``), checked."""
     path = Path(path)
@@ -162,6 +201,8 @@ def build(path: str | Path, ns: dict) -> TeacherExercise:
         wrong_versions=versions,
         hints=hints,
         run_points=_points_of(path, ns),
+        shapes=_shapes_of(path, ns),
+        dtypes=_dtypes_of(path, ns),
         example=str(ns.get("EXAMPLE") or f"    # try {sig} on a small input and print it"),
         path=str(path.resolve()),
     )
@@ -181,6 +222,22 @@ def check(ex: TeacherExercise, path: Path) -> None:
         if len(out) != len(ex.returns):
             what = f"{len(out)} arrays for RETURNS {ex.returns}"
             raise _bad(path, f"reference returned {what} on case {case.name!r}")
+        _fits_contract(ex, case, out, path)
+
+
+def _fits_contract(ex: TeacherExercise, case: Case, out: Outputs, path: Path) -> None:
+    """The case's inputs and the reference's answer against ``SHAPES`` and ``DTYPES``."""
+    known = set(case.arrays) | set(ex.returns)
+    unknown = sorted(set(ex.shapes) - known)
+    if unknown:
+        raise _bad(path, f"SHAPES names {unknown[0]!r}: neither an argument nor in RETURNS")
+    why = misfit(ex.shapes, {**case.arrays, **dict(zip(ex.returns, out, strict=True))})
+    if why:
+        raise _bad(path, f"case {case.name!r} breaks the contract: {why}")
+    bad = [n for n, a in case.arrays.items() if ex.dtypes and str(a.dtype) not in ex.dtypes]
+    if bad:
+        dtype = case.arrays[bad[0]].dtype
+        raise _bad(path, f"case {case.name!r}: {bad[0]} is {dtype}, DTYPES allows {ex.dtypes}")
 
 
 def load(path: str | Path) -> TeacherExercise:
