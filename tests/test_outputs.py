@@ -77,6 +77,7 @@ def writers(tmp_path, bad: str) -> list[tuple[list[str], str]]:
         (["book", str(tmp_path / "site"), "--cache", bad], "--cache"),
         (["grade", str(sub), "-o", bad], "-o"),
         (["grade", str(sub), "--plot", png], "--plot"),
+        (["grade", str(tmp_path), "--feedback", bad], "--feedback"),
         (["explore", "--playground", "-o", bad], "-o"),
         (["export-hf", run, bad], "OUT"),
         (["train", "gpt", "--out", bad], "--out"),
@@ -124,7 +125,7 @@ def test_every_output_of_every_command_is_in_the_list(tmp_path):
     assert found == tested
 
 
-INPUTS = {"path", "roster", "corpus", "run_dir", "hf"}  # paths read, never written
+INPUTS = {"path", "roster", "corpus", "run_dir", "hf", "exercise_file"}  # paths read, never written
 
 
 def _flag(action) -> str:

@@ -115,8 +115,8 @@ def test_each_file_is_found_by_the_function_it_defines_and_helpers_are_ignored(h
     alice = next(r for r in done.reports if r.file.startswith("alice/"))
     assert alice.passed and alice.score == 1.0  # the right file scored, not the scratch file
     assert sorted(done.ignored) == [
-        "alice/aa_scratch.py (a helper: defines no exercise function)",
-        "alice/utils.py (a helper: defines no exercise function)",
+        "alice/aa_scratch.py (a helper module, importable as aa_scratch; not graded)",
+        "alice/utils.py (a helper module, importable as utils; not graded)",
     ]
     assert done.students == ["alice", "bob", "carol", "dave"]  # the empty folder too
     summary = report.class_summary(done.reports, klass=report.ClassInfo(ignored=done.ignored))

@@ -29,6 +29,12 @@ def add_parser(sub) -> None:
         action="store_true",
         help="autograder: leave out attnlab's wheel (you will put one beside setup.sh yourself)",
     )
+    p.add_argument(
+        "--exercise-file",
+        metavar="FILE.py",
+        help="the teacher's own exercise (a Python file declaring it, see the README): listed, "
+        "started and made into an autograder like the built-in ones (NAME may be left out)",
+    )
     add_lang(p, "summaries and starter")
     p.set_defaults(run=run)
 
@@ -37,6 +43,13 @@ def run(a) -> int:
     check_outputs((a.file, "FILE", "file or folder"), (a.out, "-o", "folder"))
     from ..grade import EXERCISES, write_starter
 
+    if a.exercise_file:
+        from ..grade.teacher import load
+
+        name = load(a.exercise_file).name
+        if a.name is not None and a.name != name and a.action != "list":
+            raise UserError(f"NAME {a.name!r}: the --exercise-file declares {name!r}")
+        a.name = name
     if a.action == "list":
         width = max(map(len, EXERCISES))
         for ex in EXERCISES.values():
@@ -52,7 +65,10 @@ def run(a) -> int:
 
         if a.out is None:
             raise UserError("exercise autograder needs -o DIR, the folder to write")
-        for path in write_autograder(a.name, a.out, a.lang, wheel=not a.no_wheel):
+        written = write_autograder(
+            a.name, a.out, a.lang, wheel=not a.no_wheel, exercise_file=a.exercise_file
+        )
+        for path in written:
             print(f"wrote {path}")
         print("zip the files of that folder and upload it as the Gradescope autograder")
         return 0

@@ -18,7 +18,7 @@ from ._args import (
 )
 
 NAME = "grade"
-FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html")
+FORMATS = ("text", "json", "junit", "csv", "gradescope", "gradebook", "html", "lms")
 
 
 def add_parser(sub) -> None:
@@ -54,9 +54,16 @@ def _add_what_to_grade(p, exercises) -> None:
     )
     p.add_argument(
         "--exercise",
-        choices=list(exercises),
         metavar="NAME",
-        help="exercise name (default: detected from the function defined)",
+        help=f"exercise name: {', '.join(exercises)}, or the one of --exercise-file (default: "
+        "detected from the function defined)",
+    )
+    p.add_argument(
+        "--exercise-file",
+        metavar="FILE.py",
+        help="the teacher's own exercise: a Python file declaring NAME, SIGNATURE, CONTRACT, "
+        "reference(), cases(rng) with points, optional MISTAKES with hints (see the README); "
+        "it runs here as trusted code, the submissions stay sandboxed",
     )
     p.add_argument(
         "--exercises",
@@ -76,8 +83,10 @@ def _add_what_to_grade(p, exercises) -> None:
         default="text",
         help="text (default), json, junit, csv (class: one row per file), gradescope (one "
         "file: Gradescope's results.json), gradebook (class: one row per student, one column "
-        "per exercise), html (class: a report to open in a browser)",
+        "per exercise), html (class: a report to open in a browser), lms (class: a grade "
+        "import for Canvas or Moodle: Student, ID, SIS User ID, Section, the mean out of 100)",
     )
+    _add_class_outputs(p)
     p.add_argument(
         "-o",
         "--output",
@@ -85,6 +94,39 @@ def _add_what_to_grade(p, exercises) -> None:
         metavar="FILE",
         help="write the report to FILE (atomically: a reader never sees half a report) "
         "instead of standard output",
+    )
+
+
+def _add_class_outputs(p) -> None:
+    """What a class grading writes besides its report: feedback files, a merged gradebook,
+    the similar pairs."""
+    p.add_argument(
+        "--lms-column",
+        default="attnlab",
+        metavar="NAME",
+        help="--format lms: the assignment column's name (default attnlab)",
+    )
+    p.add_argument(
+        "--feedback",
+        metavar="DIR",
+        help="a class: write DIR/<student>.txt for every student (roster names too), their "
+        "reports in --lang with the hints, their mean, their files not graded",
+    )
+    p.add_argument(
+        "--merge",
+        metavar="GRADEBOOK.csv",
+        help="--format gradebook: the gradebook to merge this grading into (the students "
+        "graded now replace their rows, the others stay as they were, each row with its seed "
+        "and version); it must have this grading's columns",
+    )
+    p.add_argument(
+        "--similarity",
+        nargs="?",
+        const=0.8,
+        type=bounded_float(0.0, 1.0),
+        metavar="T",
+        help="a class: print the pairs of students' files for one exercise whose normalised "
+        "code (no comments or docstrings, names renamed) is at least T alike (default 0.8)",
     )
 
 
@@ -140,7 +182,9 @@ def _add_help_flags(p) -> None:
 
 
 def run(a) -> int:
-    check_outputs((a.output, "-o", "file"), (a.plot, "--plot", "file"))
+    check_outputs(
+        (a.output, "-o", "file"), (a.plot, "--plot", "file"), (a.feedback, "--feedback", "folder")
+    )
     from .. import grade
     from ..grade import report
     from ..grade.grader import grade_text, internal_error
@@ -148,6 +192,7 @@ def run(a) -> int:
     path = Path(a.path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
+    _teacher_exercise(a)
     if path.is_dir() and a.plot:
         raise UserError("--plot draws one file's weights; grade a single file with it")
     if path.is_dir() and a.format == "gradescope" and not a.exercise:
@@ -155,7 +200,12 @@ def run(a) -> int:
             "--format gradescope grades one file (Gradescope runs once per student): with a "
             "folder, give --exercise NAME and the file defining it is graded"
         )
+    _class_only(a, path)
     assigned = _assigned(a, path)
+    if a.merge:
+        from ..grade.lms import check_mergeable
+
+        check_mergeable(a.merge, assigned)
     roster = _roster(a.roster) if a.roster else None
     from ..grade.grader import DEFAULT_SEED
 
@@ -168,9 +218,9 @@ def run(a) -> int:
         isolation="process" if a.no_sandbox else "auto",
         hint_level=a.hint_level,
     )
-    klass, notes, picked = None, [], None
+    klass, notes, picked, helpers = None, [], None, None
     if path.is_dir() and a.format == "gradescope":  # one student's hand-in: find the file
-        picked, notes = _one_students_file(path, a.exercise)
+        picked, notes, helpers = _one_students_file(path, a.exercise)
         if picked is None or picked.submission is None:  # nothing, or a link/unreadable file
             reports = [_nothing_for(a.exercise, notes, seed, picked)]
             return _emit(reports, a, klass, single=True)
@@ -186,7 +236,7 @@ def run(a) -> int:
             reports = [internal_error(a.exercise or "unknown", str(path), refused)]
             reports[0].seed = seed
         elif picked is not None:  # graded as read when picked: read once, never opened again
-            reports = [grade_text(picked.submission, path, a.exercise, **kw)]
+            reports = [grade_text(picked.submission, path, a.exercise, helpers=helpers, **kw)]
         else:
             reports = [grade.grade_file(path, a.exercise, **kw)]
     except (grade.UnsafeClassError, ValueError, OSError) as e:
@@ -196,18 +246,49 @@ def run(a) -> int:
     return _emit(reports, a, klass, single=not path.is_dir())
 
 
+def _class_only(a, path: Path) -> None:
+    """The options that need a class folder, and --merge's format."""
+    asked = (("--feedback", a.feedback), ("--similarity", a.similarity is not None))
+    wanted = [f for f, v in asked if v]
+    wanted += ["--format lms"] if a.format == "lms" else []
+    if wanted and not path.is_dir():
+        raise UserError(f"{', '.join(wanted)}: for a class folder; {path} is one file")
+    if a.merge and (a.format != "gradebook" or not path.is_dir()):
+        raise UserError("--merge merges a class folder's grading: use it with --format gradebook")
+    if a.merge and not Path(a.merge).is_file():
+        raise UserError(f"--merge {a.merge}: no such file; expected a gradebook CSV")
+
+
+def _body(reports, a, klass, single: bool) -> str:
+    """The report in ``a.format``: a merged gradebook, the LMS CSV, or ``report.render``."""
+    from ..grade import report
+
+    if a.merge:
+        from ..grade.lms import merge_gradebook, merge_note
+
+        body, done = merge_gradebook(a.merge, reports, klass)
+        print(merge_note(done, reports), file=sys.stderr)
+        return body
+    if a.format == "lms":
+        from ..grade.lms import lms_csv
+
+        return lms_csv(reports, klass, a.lms_column)
+    return report.render(reports, a.format, a.lang, single=single, klass=klass)
+
+
 def _emit(reports, a, klass, single: bool) -> int:
     """Write the reports in ``a.format``, the class summary, and the exit status."""
     from ..grade import report
     from ..grade.view import shown_name
 
-    body = report.render(reports, a.format, a.lang, single=single, klass=klass)
+    body = _body(reports, a, klass, single)
     if a.output:
         _write(a.output, body)
     else:
         print(body, end="")
     if not single:
         print(report.class_summary(reports, a.lang, klass), file=sys.stderr)
+        _class_extras(reports, a, klass)
     elif a.plot:
         _plot(reports[0], a.plot)
     errors = [r for r in reports if r.error]
@@ -216,6 +297,37 @@ def _emit(reports, a, klass, single: bool) -> int:
     if errors:
         return 2
     return 0 if all(r.passed for r in reports) else 1
+
+
+def _teacher_exercise(a) -> None:
+    """Load ``--exercise-file`` (registered beside the built-in exercises; it is assigned
+    unless --exercise/--exercises say otherwise), then check ``--exercise``."""
+    from ..grade import EXERCISES
+
+    if a.exercise_file:
+        from ..grade.teacher import load
+
+        ex = load(a.exercise_file)
+        if a.exercise is None and a.exercises is None:
+            a.exercise = ex.name
+    if a.exercise is not None and a.exercise not in EXERCISES:
+        raise UserError(
+            f"--exercise {a.exercise!r}: expected one of {', '.join(EXERCISES)} "
+            "(a teacher's exercise: give its file with --exercise-file)"
+        )
+
+
+def _class_extras(reports, a, klass) -> None:
+    """The feedback files and the similar pairs, when asked for."""
+    if a.feedback:
+        from ..grade.feedback import write_feedback
+
+        written = write_feedback(a.feedback, reports, klass, a.lang)
+        print(f"wrote {len(written)} feedback files to {a.feedback}", file=sys.stderr)
+    if a.similarity is not None:
+        from ..grade.similarity import similar_pairs, table
+
+        print(table(similar_pairs(reports, a.similarity), a.similarity), file=sys.stderr)
 
 
 def _assigned(a, path: Path) -> list[str] | None:
@@ -250,7 +362,8 @@ def _roster(file: str) -> list[str]:
 
 def _one_students_file(folder: Path, exercise: str):
     """In one student's hand-in (Gradescope's submission folder), the file for ``exercise``:
-    the one defining its function, else named for it; the other files are ignored."""
+    the one defining its function, else named for it; the other files are ignored (not
+    graded), the .py ones importable by it as helper modules."""
     from ..grade import classroom
     from ..grade.report import ignored_line
 
@@ -259,7 +372,9 @@ def _one_students_file(folder: Path, exercise: str):
     if len(plan) > 1:  # attempts: the first by name is graded, the others said ignored
         ignored += [f"{f.rel} (another file for {exercise})" for f, _ in plan[1:]]
     note = [ignored_line(ignored)] if ignored else []
-    return (plan[0][0] if plan else None), note
+    if not plan:
+        return None, note, None
+    return plan[0][0], note, classroom.helpers_of(plan[0][0], files)
 
 
 def _nothing_for(exercise: str, notes: list[str], seed: int, picked=None):

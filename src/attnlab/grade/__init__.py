@@ -9,12 +9,13 @@
 - ``results``: the data types (``CheckResult``, ``Report``); ``view``: text and HTML of one
 - ``classroom``: a whole folder, each submission in its own sandbox
 - ``report``: text, JSON, JUnit and class CSV
+- ``helpers``: helper modules handed in beside a submission; ``teacher``: a teacher's exercise
 """
 
 from __future__ import annotations
 
 from .classroom import UnsafeClassError, grade_class, grade_dir, submissions_in
-from .exercises import EXERCISES
+from .exercises import EXERCISES, Case
 from .grader import grade_file, grade_source
 from .inprocess import check
 from .results import CheckResult, Report
@@ -23,6 +24,7 @@ from .starter import write_starter
 
 __all__ = [
     "EXERCISES",
+    "Case",
     "CheckResult",
     "Report",
     "SandboxError",

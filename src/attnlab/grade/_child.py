@@ -27,6 +27,10 @@ except NameError:  # imported by the parent, for its constants
 
 MAGIC = b"ATTNLAB-SANDBOX-1\n"
 FILENAME = "submission.py"  # the learner's file name, for tracebacks
+# the learner's modules: the submission and the helper modules handed in beside it (by module
+# name and by file name); their imports are held to the same allow-list
+LEARNER_NAMES = {"submission"}
+LEARNER_FILES = {FILENAME}
 
 
 def _drop_privileges(uid: int) -> None:
@@ -50,7 +54,7 @@ def _guard_imports(allowed: set[str]) -> None:
             "__name__", ""
         )
         top = name.split(".")[0]
-        if caller == "submission" and level == 0 and top not in allowed:
+        if caller in LEARNER_NAMES and level == 0 and top not in allowed:
             _note(top)
             raise ImportError(f"FORBIDDEN_IMPORT:{top}")
         return real_import(name, globals, locals, fromlist, level)
@@ -62,7 +66,7 @@ def _guard_imports(allowed: set[str]) -> None:
 
     def guarded_import_module(name, package=None):
         top = name.split(".")[0]
-        if sys._getframe(1).f_globals.get("__name__") == "submission" and top not in allowed:
+        if sys._getframe(1).f_globals.get("__name__") in LEARNER_NAMES and top not in allowed:
             _note(top)
             raise ImportError(f"FORBIDDEN_IMPORT:{top}")
         return real_import_module(name, package)
@@ -76,7 +80,7 @@ ATTEMPTS: list = []  # forbidden modules or files the submission sought, by any 
 
 
 def _in_submission(f) -> bool:
-    return f.f_code.co_filename == FILENAME or f.f_globals.get("__name__") == "submission"
+    return f.f_code.co_filename in LEARNER_FILES or f.f_globals.get("__name__") in LEARNER_NAMES
 
 
 def _from_submission(direct: bool = False) -> bool:
@@ -117,6 +121,42 @@ class _Watch:
     def find_spec(self, name, path=None, target=None):
         _sought(name.split(".")[0], self.allowed)
         return None
+
+
+class _Helpers:
+    """Serves the helper modules handed in beside the submission (``import utils``) from the
+    copies the parent sent: read-only (nothing the code does changes what the next import
+    reads), each run under its own module name and file name, so the import guard and the
+    tracebacks treat it as the learner's code."""
+
+    def __init__(self, helpers: dict):
+        self.helpers = helpers  # {module name: [file name, source]}
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name not in self.helpers:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, self, origin=self.helpers[name][0])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        filename, source = self.helpers[module.__name__]
+        module.__file__ = filename
+        exec(compile(source, filename, "exec"), module.__dict__)
+
+
+def _serve_helpers(helpers: dict, allowed: set[str] | None) -> None:
+    """Make the helpers importable and count them as the learner's modules."""
+    if not helpers:
+        return
+    LEARNER_NAMES.update(helpers)
+    LEARNER_FILES.update(f for f, _ in helpers.values())
+    if allowed is not None:
+        allowed.update(helpers)
+    sys.meta_path.insert(1 if allowed is not None else 0, _Helpers(helpers))
 
 
 def _watch(allowed: set[str]) -> None:
@@ -171,7 +211,8 @@ PLAIN_DTYPES = ("|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "
 def _learner_traceback(e: BaseException) -> str:
     """The traceback without the harness's own frames: only what the learner wrote, its middle
     cut when it is long (an exception message can be made of megabytes)."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == FILENAME][-20:]
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in LEARNER_FILES]
+    frames = frames[-20:]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
     try:
         text = "".join(lines + traceback.format_exception_only(type(e), e))
@@ -328,10 +369,13 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int, late: bool = False) 
         None if spec["allowed"] is None else set(spec["allowed"]) | set(sys.stdlib_module_names)
     )
     spec["allowed_set"] = allowed
+    FILENAME = spec["filename"]
+    LEARNER_FILES.clear()
+    LEARNER_FILES.add(FILENAME)
     if allowed is not None:
         _guard_imports(allowed)
         _watch(allowed)
-    FILENAME = spec["filename"]
+    _serve_helpers(spec.get("helpers") or {}, allowed)
     env = {"__name__": "submission", "__file__": FILENAME, "__builtins__": builtins}
     watched = (np, np.linalg, builtins, *filter(None, [sys.modules.get("numpy.testing")]))
     before = _snapshot(watched)

@@ -18,8 +18,10 @@ from ..wheel import build_wheel
 from .exercises import EXERCISES
 from .grader import DEFAULT_SEED
 
+NUMPY_REQUIREMENT = "numpy>=1.24"  # as pyproject's; the only dependency grading imports
 SETUP = """#!/usr/bin/env bash
-# Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox). Where
+# Gradescope image setup for attnlab {version}: Python, bubblewrap (the grader's sandbox), NumPy and
+# attnlab without torch. Where
 # the container cannot create namespaces (Docker's default seccomp profile), run_autograder
 # refuses to grade unless ALLOW_PROCESS_ISOLATION is 1 there (see README.txt).
 set -euo pipefail
@@ -34,7 +36,10 @@ if ! ls /autograder/source/attnlab-*.whl >/dev/null 2>&1; then
         "or copy in the wheel attnlab was installed from" >&2
     exit 1
 fi
-/autograder/venv/bin/pip install --quiet /autograder/source/attnlab-*.whl
+# grading needs NumPy and attnlab only (the submission runs on NumPy; the reference is attnlab's
+# float64 NumPy code): --no-deps keeps torch, matplotlib and the lesson tools out of the image
+/autograder/venv/bin/pip install --quiet --no-deps /autograder/source/attnlab-*.whl
+/autograder/venv/bin/pip install --quiet "{numpy}"
 """
 
 RUN = """#!/usr/bin/env bash
@@ -51,6 +56,17 @@ root="${{AUTOGRADER:-/autograder}}"
 attnlab="${{ATTNLAB:-$root/venv/bin/attnlab}}"
 mkdir -p "$root/results"
 chmod 755 "$root/results"
+results="$root/results/results.json"
+fail_closed() {{  # a zero that says why, and a non-zero exit: never an empty or missing result
+    python3 -c 'import json, sys; print(json.dumps({{"score": 0, "output": sys.argv[1], "tests": []}}))' "$1" \
+        > "$results" 2>/dev/null \
+        || printf '{{"score": 0, "output": "%s", "tests": []}}\n' "the grader failed" > "$results"
+    echo "run_autograder: $1" >&2
+    exit 1
+}}
+if ! $attnlab --version >/dev/null 2>&1; then
+    fail_closed "NOT GRADED: the grader is not installed ('$attnlab --version' failed): the image was built without attnlab; rebuild it with setup.sh and the attnlab wheel beside it."
+fi
 flags=()
 [ "$ALLOW_PROCESS_ISOLATION" = "1" ] && flags+=(--no-sandbox)
 file=$(find "$root/submission" -maxdepth 2 -type f \\( -name '*.py' -o -name '*.ipynb' \\) | sort | head -n 1)
@@ -59,13 +75,24 @@ if [ -z "$file" ]; then
         > "$root/results/results.json"
     exit 0
 fi
-# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
+{teacher}# the folder, not one file: attnlab grades the file that defines {exercise}() (then the one named
 # for it), and results.json names the files it ignored (helpers, scratch files)
 $attnlab grade "$root/submission" --exercise {exercise} --format gradescope --lang {lang} --seed "$SEED" ${{flags[@]+"${{flags[@]}}"}} \\
-    -o "$root/results/results.json"
+    -o "$results"
 status=$?
 [ "$status" -le 1 ] || echo "attnlab grade exited with $status" >&2
+if [ ! -s "$results" ]; then  # the grader broke before it wrote a result
+    fail_closed "NOT GRADED: attnlab grade exited with $status without writing a result."
+fi
 exit 0
+"""
+
+TEACHER_FILE = "teacher_exercise.py"
+# the teacher's exercise, beside run_autograder in the zip: Gradescope unpacks it in
+# $root/source; tried locally, it is the folder run_autograder is in
+TEACHER = """source="$root/source"
+[ -f "$source/teacher_exercise.py" ] || source=$(cd "$(dirname "$0")" && pwd)
+flags+=(--exercise-file "$source/teacher_exercise.py")
 """
 
 README = """Gradescope autograder for the attnlab exercise '{exercise}'.
@@ -75,7 +102,10 @@ autograder. Students submit a .py or .ipynb defining {signature}; the file that 
 graded (then one named {exercise}.py), whatever else they hand in (results.json lists the files
 ignored). The random cases' seed is fixed (SEED={seed} in run_autograder): a regrade gives the
 same score, and results.json records the seed and attnlab's version.
-setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI).
+setup.sh installs attnlab from its wheel in this folder (attnlab is not on PyPI) with
+--no-deps, and NumPy: grading needs nothing else, so the image holds no torch. If attnlab is
+missing when a submission comes, run_autograder writes a results.json that says the grader is
+not installed (score 0) and exits 1, so the failure shows instead of a silent empty result.
 Each submission runs in a bubblewrap sandbox. Where Gradescope's container cannot create one,
 run_autograder refuses to grade (results.json says why, score 0): set ALLOW_PROCESS_ISOLATION=1
 at the top of run_autograder to grade with process isolation instead (the submission runs as an
@@ -92,10 +122,13 @@ def write_autograder(
     wheel: bool = True,
     allow_process_isolation: bool = False,
     seed: int = DEFAULT_SEED,
+    exercise_file: str | Path | None = None,
 ) -> list[Path]:
     """Write setup.sh, run_autograder and README.txt for ``exercise`` into ``out``, and (with
     ``wheel``) attnlab's wheel, which setup.sh installs. Without a sandbox the autograder
-    refuses to grade unless ``allow_process_isolation`` (or the variable in run_autograder)."""
+    refuses to grade unless ``allow_process_isolation`` (or the variable in run_autograder).
+    ``exercise_file``: a teacher's exercise (already loaded), copied in as
+    ``teacher_exercise.py`` and passed to every grading."""
     if exercise not in EXERCISES:
         raise UserError(f"unknown exercise {exercise!r}; choose one of {', '.join(EXERCISES)}")
     out = Path(out)
@@ -103,16 +136,22 @@ def write_autograder(
         raise UserError(f"-o {out}: a file, expected a folder")
     sig = EXERCISES[exercise].signature
     files = {
-        "setup.sh": SETUP.format(version=__version__),
+        "setup.sh": SETUP.format(version=__version__, numpy=NUMPY_REQUIREMENT),
         "run_autograder": RUN.format(
-            exercise=exercise, lang=lang, allow=int(allow_process_isolation), seed=seed
+            exercise=exercise,
+            lang=lang,
+            allow=int(allow_process_isolation),
+            seed=seed,
+            teacher=TEACHER if exercise_file else "",
         ),
         "README.txt": README.format(exercise=exercise, signature=sig, seed=seed),
     }
+    if exercise_file:
+        files[TEACHER_FILE] = Path(exercise_file).read_text(encoding="utf-8")
     written = []
     for name, text in files.items():
         path = atomic_write_text(out / name, text)
-        if name != "README.txt":
+        if name not in ("README.txt", TEACHER_FILE):
             path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         written.append(path)
     if wheel:

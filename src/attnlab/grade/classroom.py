@@ -3,8 +3,9 @@ run in its own sandbox.
 
 Each student (a subfolder, or a file at the top: its own student) may hand in several files:
 each exercise's file is found by the function it defines, then by its name; files that define
-no exercise function are helpers, never graded, and listed as ignored; several files for one
-exercise are attempts, all graded (the gradebook keeps the best).
+no exercise function are helpers, never graded, and listed as ignored; a student's other .py
+files are importable by the graded one as helper modules (``attnlab.grade.helpers``); several
+files for one exercise are attempts, all graded (the gradebook keeps the best).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import helpers as helper_modules
 from .exercises import EXERCISES
 from .grader import grade_text, internal_error
 from .results import CheckResult, Report
@@ -131,7 +133,10 @@ def _why_ignored(f: _File, assigned: list[str] | None) -> str:
     if f.submission is None:
         return f.why
     if not f.defined:
-        return "a helper: defines no exercise function"
+        name = helper_modules.module_name(f.path)
+        if name is None:
+            return "defines no exercise function"
+        return f"a helper module, importable as {name}; not graded"
     return f"defines {', '.join(f.defined)}, not assigned"
 
 
@@ -191,15 +196,16 @@ def grade_class(
         raise ValueError(f"{folder}: no .py or .ipynb files to grade")
     plan, ignored = [], []
     for files in by_student.values():
-        some, left = pick([_read(p, folder) for p in files], exercises)
-        plan += some
+        read = [_read(p, folder) for p in files]
+        some, left = pick(read, exercises)
+        plan += [(f, ex, helpers_of(f, read)) for f, ex in some]
         ignored += left
 
-    def one(job: tuple[_File, str]) -> Report:
+    def one(job: tuple[_File, str, helper_modules.Helpers]) -> Report:
         """One file's report, whatever the file holds: its failure is its own."""
-        f, ex = job
+        f, ex, helpers = job
         try:
-            return _one(f, ex, level, kw)
+            return _one(f, ex, level, {**kw, "helpers": helpers})
         except Exception as e:  # the grader's own failure on this file: that file's error only
             detail = "".join(traceback.format_exception_only(type(e), e)).strip()[:500]
             r = internal_error(ex, f.rel, f"internal grader error: {detail}")
@@ -209,6 +215,12 @@ def grade_class(
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         reports = list(pool.map(one, plan))
     return ClassResult(reports, list(by_student), ignored, exercises)
+
+
+def helpers_of(graded: _File, files: list[_File]) -> helper_modules.Helpers:
+    """The helper modules ``graded`` may import: the student's other readable .py files."""
+    pairs = [(f.path, f.submission.code) for f in files if f.submission is not None]
+    return helper_modules.gather(pairs, graded.path)
 
 
 def _one(f: _File, exercise: str, level: str, kw: dict) -> Report:

@@ -19,7 +19,7 @@ import numpy as np
 from .. import ref
 from ..i18n import Text
 from . import variants as wrong
-from .mistakes import MISTAKES, versions
+from .mistakes import MISTAKES, hint, versions
 
 NUMPY_ONLY = ("numpy",)
 Outputs = tuple[np.ndarray, ...]
@@ -32,6 +32,7 @@ class Case:
     scalars: tuple = ()
     kwargs: dict = field(default_factory=dict)
     large: bool = False  # large-magnitude inputs: a softmax without max subtraction overflows
+    points: float = 1.0  # what passing this case's check is worth (a teacher's exercise sets it)
 
     @cached_property  # asked for each version compared: thousands of times a grading
     def float32(self) -> bool:
@@ -59,6 +60,14 @@ class Exercise:
     # hypothesis read off the answer, kept only if rebuilding from it reproduces the answer
     probes: Callable[..., dict[str, list[Outputs | None]]] | None = None
     families: tuple[str, ...] = ()
+
+    def hint(self, mistake: str, lang: str = "en", level: int = 3) -> str:
+        """The hint for ``mistake`` (the table's, ``mistakes.hint``)."""
+        return hint(mistake, lang, level)
+
+    def check_points(self, name: str) -> float:
+        """What a whole-run check (``"inputs left unchanged"``) is worth: 1, like each case."""
+        return 1.0
 
     def version_table(self, mask: bool = True) -> dict[str, list[dict]]:
         """{id: [changes, ...]} of the mistakes with versions in this exercise's families (an

@@ -12,12 +12,14 @@ import re
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from . import diagnosis
+from . import helpers as helper_modules
 from .diagnosis import Prepared
 from .exercises import EXERCISES, repeats, twins
 from .lines import LearnerTrace, dtype_lines, mistake_lines
@@ -41,14 +43,19 @@ def _finish(
 ) -> Report:
     seen = list(dict.fromkeys(mistakes))  # first occurrence order, no repeats
     scored = [c for c in checks if c.scored]
+    earned = sum(c.points for c in scored if c.passed)
+    total = sum(c.points for c in scored)
+    ex = EXERCISES.get(exercise)
     return Report(
         exercise,
         all(c.passed for c in checks) and bool(scored) and not seen,
-        round(sum(c.passed for c in scored) / len(scored), 4) if scored else 0.0,
+        round(earned / total, 4) if total else 0.0,
         checks,
         seen,
-        hints={m: hint(m, lang, hint_level) for m in seen},
+        hints={m: ex.hint(m, lang, hint_level) if ex else hint(m, lang, hint_level) for m in seen},
         lang=lang,
+        points=earned,
+        max_points=total,
         **kw,
     )
 
@@ -59,6 +66,12 @@ def prepared(exercise: str, seed: int) -> Prepared:
     (a class graded at one seed computes them once, not once per student)."""
     with _PREPARING:
         return _prepared(exercise, seed)
+
+
+def forget_prepared() -> None:
+    """Drop the prepared cases (a teacher's exercise registered again under its name)."""
+    with _PREPARING:
+        _prepared.cache_clear()
 
 
 @lru_cache(maxsize=256)  # small arrays; a 20-seed sweep of 7 exercises fits
@@ -135,10 +148,13 @@ def grade_source(
     file: str = "",
     isolation: str = "auto",
     hint_level: int = 3,
+    helpers: helper_modules.Helpers | None = None,
 ) -> Report:
     """Grade Python ``source`` as a submission for ``exercise``.
 
     ``isolation``: ``"auto"`` (bwrap where it works), ``"bwrap"`` (or fail) or ``"process"``.
+    ``helpers``: {module name: (file name, source)}, the helper modules handed in beside it,
+    importable inside the sandbox (``attnlab.grade.helpers``).
     Raises ``SandboxError`` when the sandbox itself fails: that is not the submission's fault.
     """
     ex = EXERCISES[exercise]
@@ -148,7 +164,10 @@ def grade_source(
         "isolation": resolve_isolation(isolation),
         "hint_level": hint_level,
     }
-    checks, static_mistake = diagnosis.static_checks(source, ex)
+    helpers = helpers or {}
+    if helpers:
+        meta["notes"] = [helper_modules.note(helpers, helper_modules.imported(source, helpers))]
+    checks, static_mistake = _static_checks(source, ex, helpers)
     if static_mistake:
         return _finish(exercise, checks, [static_mistake], lang, **meta)
     prep = prepared(exercise, seed)
@@ -172,6 +191,7 @@ def grade_source(
         memory_mb=memory_mb,
         filename=Path(file).name if file else "submission.py",
         isolation=meta["isolation"],
+        helpers=helpers,
     )
     meta.update(isolation=run.isolation, output=_printed(run))
     failure = diagnosis.run_failure(run, ex, timeout)
@@ -184,6 +204,33 @@ def grade_source(
             exercise, [*checks, CheckResult("runs", False, msg)], ["crash"], lang, **meta
         )
     return verdict(prep, run, checks, lang, trace=lambda f: _traced(run), source=source, **meta)
+
+
+def _static_checks(source: str, ex, helpers: helper_modules.Helpers):
+    """``diagnosis.static_checks`` with the helpers importable, then the same import rule on
+    each helper the submission imports (a helper importing torch is a forbidden import)."""
+    if not helpers or ex.allowed_imports is None:
+        return diagnosis.static_checks(source, ex)
+    allowed = (*ex.allowed_imports, *helpers)
+    checks, mistake = diagnosis.static_checks(source, replace(ex, allowed_imports=allowed))
+    if mistake:
+        return checks, mistake
+    for name in helper_modules.imported(source, helpers):
+        file, text = helpers[name]
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            msg = f"helper {file}, line {e.lineno}: {e.msg}"
+            return [*checks, CheckResult("valid Python", False, msg, scored=False)], "syntax_error"
+        bad = diagnosis.forbidden_imports(tree, allowed)
+        if bad:
+            msg = (
+                f"helper {file} imports {', '.join(bad)}; allowed here: "
+                f"{', '.join(ex.allowed_imports)}, the standard library and your helper modules"
+            )
+            fail = CheckResult("allowed imports", False, msg, scored=False)
+            return [*checks[:-1], fail], "forbidden_import"
+    return checks, None
 
 
 def _traced(run: RunResult) -> LearnerTrace:
@@ -212,11 +259,19 @@ def verdict(
     and, where ``trace`` can trace the learner's function, the line of each named mistake.
     Shared by the sandboxed grader and ``check`` (in-process)."""
     f = diagnosis.judge(prep, run, meta.get("output", ""))
+    _points(prep, f.checks)
     meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
     if trace is not None and f.ids:
         learner = trace(f)
         meta["lines"] = mistake_lines(f, learner) | dtype_lines(f, learner)
     return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
+
+
+def _points(prep: Prepared, checks: list[CheckResult]) -> None:
+    """Each check's points: its case's, else the exercise's for a whole-run check."""
+    of_case = {c.name: c.points for c in prep.cases}
+    for c in checks:
+        c.points = of_case.get(c.name, prep.ex.check_points(c.name))
 
 
 def internal_error(exercise: str, file: str, message: str) -> Report:

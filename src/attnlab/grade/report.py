@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .mistakes import MISTAKES
 from .results import CheckResult, Report, student_of
-from .view import clean, safe, shown_name, text
+from .view import clean, has_points, safe, shown_name, text
 from .words import word
 
 NOT_XML = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -77,11 +77,18 @@ def junit(reports: list[Report]) -> str:
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="seed", value=str(r.seed))
         ET.SubElement(props, "property", name="attnlab_version", value=_xml(r.version))
+        weighted = has_points(r)  # a teacher's points: the earned and each check's
+        if weighted:
+            value = f"{r.points:g}/{r.max_points:g}"
+            ET.SubElement(props, "property", name="points", value=value)
         if r.error:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name="grader")
             ET.SubElement(case, "error", message=_xml(r.error)).text = _xml(r.error)
         for c in checks:
             case = ET.SubElement(suite, "testcase", classname=r.exercise, name=_xml(c.name))
+            if weighted and c.scored:
+                ET.SubElement(ET.SubElement(case, "properties"), "property", name="points",
+                              value=f"{c.points:g}")  # fmt: skip
             if not c.passed:
                 first = (c.message or "failed").splitlines()[0]
                 fail = ET.SubElement(case, "failure", message=_xml(first))
@@ -103,7 +110,7 @@ def _csv(header: list[str], rows: list[list]) -> str:
 
 def class_csv(reports: list[Report]) -> str:
     header = ["file", "exercise", "passed", "score", "mistakes", "isolation", "error", "seed"]
-    header.append("attnlab_version")
+    header += ["attnlab_version", "points", "max_points"]
     reports = [safe(r) for r in reports]
     rows = [
         [
@@ -116,6 +123,8 @@ def class_csv(reports: list[Report]) -> str:
             r.error or "",
             "" if r.seed is None else r.seed,
             r.version,
+            f"{r.points:g}",
+            f"{r.max_points:g}",
         ]
         for r in reports
     ]
@@ -143,20 +152,22 @@ def ignored_line(ignored: list[str]) -> str:
 
 
 def gradescope(r: Report, lang: str = "en") -> dict:
-    """Gradescope's results.json for one submission: 100 points shared by the scored checks,
-    one test each (name, score, max_score, status, output, visibility), the mistakes and their
-    hints in the top-level output."""
+    """Gradescope's results.json for one submission: 100 points shared by the scored checks in
+    proportion to their points (equal shares unless a teacher's exercise sets points), one test
+    each (name, score, max_score, status, output, visibility), the mistakes and their hints in
+    the top-level output."""
     r = safe(r)
     scored = [c for c in r.checks if c.scored]
     if r.error or not scored:  # the code never ran (syntax, imports) or the grader broke
         why = r.error or "; ".join(clean(c.message) for c in r.checks if not c.passed)
         scored = [CheckResult("submission runs", False, why)]
-    points = 100.0 / max(1, len(scored))
+    total = sum(c.points for c in scored)
+    share = {id(c): 100.0 * c.points / total if total else 100.0 / len(scored) for c in scored}
     tests = [
         {
             "name": c.name,
-            "score": points if c.passed else 0.0,
-            "max_score": points,
+            "score": share[id(c)] if c.passed else 0.0,
+            "max_score": share[id(c)],
             "status": "passed" if c.passed else "failed",
             "output": clean(c.message),
             "visibility": "visible",
@@ -182,6 +193,8 @@ def gradescope(r: Report, lang: str = "en") -> dict:
             "isolation": r.isolation,
             "seed": r.seed,
             "attnlab_version": r.version,
+            "points": r.points,
+            "max_points": r.max_points,
         },
     }
 
@@ -272,8 +285,13 @@ def class_html(reports: list[Report], lang: str = "en", klass: ClassInfo | None 
         for i, k in enumerate(buckets)
     )
     common = Counter(m for r in reports for m in r.mistakes).most_common()
+    own = {m: h for r in reports for m, h in r.hints.items()}  # a teacher's mistakes' hints
+
+    def fix(m: str) -> str:
+        return MISTAKES[m].fix(lang) if m in MISTAKES else own.get(m, "")
+
     mistakes = "".join(
-        f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(MISTAKES[m].fix(lang) if m in MISTAKES else '')}</td></tr>"
+        f"<tr><td><code>{e(m)}</code></td><td class=n>{k}</td><td>{e(fix(m))}</td></tr>"
         for m, k in common
     )
     exercises, book = gradebook_rows(reports, klass)

@@ -17,6 +17,7 @@ class CheckResult:
     message: str = ""
     scored: bool = True  # False for the gate checks (parsing, imports), and for "inputs left
     # unchanged" when the function never answered: an untouched starter scores 0
+    points: float = 1.0  # what passing it is worth (a teacher's exercise sets points per check)
 
 
 @dataclass
@@ -38,6 +39,8 @@ class Report:
     version: str = __version__  # the attnlab that graded it (with the seed: what repeats it)
     notes: list[str] = field(default_factory=list)  # about the hand-in: the files ignored
     source: str = ""  # the graded code, to quote the lines (not in to_dict's JSON)
+    points: float = 0.0  # the points of the scored checks passed ...
+    max_points: float = 0.0  # ... of these: score = points / max_points
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -111,11 +111,14 @@ def _limits(memory_mb: int, cpu_seconds: int):
     return apply
 
 
-def _input_memfd(source: str, function: str, cases: list[dict], allowed, filename: str) -> int:
+def _input_memfd(
+    source: str, function: str, cases: list[dict], allowed, filename: str, helpers=None
+) -> int:
     spec = {
         "function": function,
         "allowed": allowed,
         "filename": filename,
+        "helpers": {name: [file, text] for name, (file, text) in (helpers or {}).items()},
         "seccomp": (seccomp.program() or b"").hex(),  # process isolation loads it itself
         "cases": [
             {
@@ -289,13 +292,16 @@ def run_submission(
     memory_mb: int = 2048,
     filename: str = "submission.py",
     isolation: str = "auto",
+    helpers: dict[str, tuple[str, str]] | None = None,
 ) -> RunResult:
     """Call ``function`` from ``source`` on every case in an isolated child process.
 
     Each case is ``{"arrays": {name: ndarray}, "scalars": [...], "kwargs": {...}, "expect":
     [shape, ...]}``; arrays are passed positionally in order, then the scalars, then the keyword
     arguments; ``expect`` holds the shape of each part of the right answer (what bounds the
-    result stream before it is read: ``attnlab.grade.stream``). Raises
+    result stream before it is read: ``attnlab.grade.stream``). ``helpers``: {module name:
+    (file name, source)} of the helper modules handed in beside the submission, importable
+    inside (copies sent with the cases, held to the same imports as the submission). Raises
     ``SandboxError`` only when the sandbox itself fails, never for what the submission does.
     """
     level = resolve_isolation(isolation)
@@ -304,7 +310,7 @@ def run_submission(
     uid = uids.grading_uid() if level == "process" else 0
     if uid:
         os.chown(tmp, uid, uid)  # its only folder; the results folder stays root's
-    in_fd = _input_memfd(source, function, cases, allowed_imports, filename)
+    in_fd = _input_memfd(source, function, cases, allowed_imports, filename, helpers)
     out_r, out_w = os.pipe()
     try:
         limits = _limits(memory_mb, int(timeout) + 2)

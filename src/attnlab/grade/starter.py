@@ -143,7 +143,7 @@ def render(name: str, filename: str = "solution.py", lang: str = "en") -> str:
         doc=doc.replace("\n", "\n    "),
         todo=words["todo"],
         try_=words["try"],
-        example=EXAMPLES[name],
+        example=EXAMPLES.get(name) or getattr(ex, "example", ""),  # a teacher's
     )
 
 

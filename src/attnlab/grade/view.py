@@ -88,16 +88,20 @@ def text(r: Report, lang: str | None = None) -> str:
     if r.error:
         return f"{name}{r.exercise}: {word('grader_error', lang)}: {clean(r.error)}"
     n_ok = sum(c.passed for c in r.checks)
+    weighted = has_points(r)
+    pts = f", {r.points:g}/{r.max_points:g} pts" if weighted else ""
     head = (
         f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)} ({word('score', lang)}"
-        f" {r.score:.2f}, {word('seed', lang)} {r.seed}, attnlab {r.version})"
+        f" {r.score:.2f}{pts}, {word('seed', lang)} {r.seed}, attnlab {r.version})"
     )
     lines = [name + head, _isolation_line(r.isolation, lang)]
     shown: set[str] = set()
     for c in r.checks:
         mark = word("pass" if c.passed else "fail", lang)
         first, *rest = clean(c.message).splitlines() or [""]
-        lines.append(f"  {mark}  {check_name(c.name, lang)}" + (f": {first}" if first else ""))
+        worth = f" [{c.points:g} pts]" if weighted and c.scored else ""
+        line = f"  {mark}  {check_name(c.name, lang)}{worth}" + (f": {first}" if first else "")
+        lines.append(line)
         if rest and c.message not in shown:  # a traceback: print it once, not for every case
             lines += [f"        {ln}" for ln in rest[-8:]]
             shown.add(c.message)
@@ -113,6 +117,12 @@ def text(r: Report, lang: str | None = None) -> str:
             lines += _where(r, m, lang)
     lines.append(word("passed" if r.passed else "failed", lang))
     return "\n".join(ln for ln in lines if ln)
+
+
+def has_points(r: Report) -> bool:
+    """Whether the checks carry points other than 1 each (a teacher's exercise that sets them):
+    then every view shows the points."""
+    return any(c.points != 1.0 for c in r.checks if c.scored)
 
 
 def _where(r: Report, mistake: str, lang: str) -> list[str]:
@@ -181,7 +191,9 @@ def report_html(r: Report) -> str:
     hints = "".join(f"<li><code>{e(m)}</code>: {e(r.hints.get(m, ''))}</li>" for m in r.mistakes)
     return (
         f"<div><p><b style='color:{color}'>{e(r.exercise)}: {e(verdict)}</b> "
-        f"({e(word('score', lang))} {r.score:.2f}, {e(word('seed', lang))} {r.seed}, "
+        f"({e(word('score', lang))} {r.score:.2f}"
+        + (f", {r.points:g}/{r.max_points:g} pts" if has_points(r) else "")
+        + f", {e(word('seed', lang))} {r.seed}, "
         f"attnlab {e(r.version)})</p>"
         + (f"<ul>{failed}</ul>" if failed else "")
         + (f"<p>{e(word('mistakes', lang))}</p><ul>{hints}</ul>" if hints else "")
