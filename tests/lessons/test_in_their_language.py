@@ -19,8 +19,12 @@ import re
 import tokenize
 from functools import cache
 
+import numpy as np
 import pytest
 
+from attnlab.grade import check
+from attnlab.grade.exercises import EXERCISES
+from attnlab.grade.words import MESSAGES, check_message
 from attnlab.lessons import comments, source
 from helpers import lesson_run
 
@@ -39,7 +43,7 @@ STAY_ENGLISH = {
     *("mib", "kib", "gib", "tib", "gflop", "gflops", "nats", "ms", "png", "cpu", "gpu", "dir"),
     *("tanh", "sin", "cos", "exp", "log", "relu", "gelu", "lse", "ln", "lr", "qkv", "sdpa"),
     *("flashattention", "flash", "kv", "mha", "gqa", "mqa", "rope", "layernorm", "dropout"),
-    *("autograd", "rank"),
+    *("autograd", "rank", "str", "int", "float", "bool", "list", "tuple", "dict", "ndarray"),
 }
 # Phrases that stay English: a paper's title, a standard name, and Luong's score functions
 # (lesson 4 keeps dot, general, additive and concat as the code's names, in prose too)
@@ -50,6 +54,7 @@ QUOTED = (
     re.compile(r"view size is not compatible with input tensor's size and stride.*"),
 )
 COMMAND = re.compile(r"attnlab(?: [a-z]+)+(?: \d+)?|--[a-z-]+(?: [A-Z]+)?")
+EXCEPTION = re.compile(r"[A-Z]\w*(Error|Exception|Warning|Interrupt)")  # Python's own names
 WORD = re.compile(r"[A-Za-z0-9_]+")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
@@ -92,10 +97,10 @@ def known_words(number: int, lang: str) -> frozenset[str]:
     return frozenset(w.lower() for w in words if isinstance(w, str))
 
 
-def english_words(text: str, number: int, lang: str) -> list[str]:
+def english_words(text: str, number: int, lang: str, also: set[str] = frozenset()) -> list[str]:
     """Each line of ``text`` (a terminal run) that shows an English word the lesson may not
-    show in ``lang``, with the words."""
-    known = known_words(number, lang)
+    show in ``lang``, with the words; ``also``: more names it may show."""
+    known = known_words(number, lang) | {w.lower() for w in also}
     found = []
     for line in PHRASES.sub(" ", text).splitlines():
         if line.lstrip().startswith("│"):  # a line of code
@@ -106,7 +111,11 @@ def english_words(text: str, number: int, lang: str) -> list[str]:
         bad = [
             w
             for w in WORD.findall(rest)
-            if len(w) > 1 and w.isalpha() and w.isascii() and w.lower() not in known
+            if len(w) > 1
+            and w.isalpha()
+            and w.isascii()
+            and w.lower() not in known
+            and not EXCEPTION.fullmatch(w)
         ]
         if bad:
             found.append(f"{bad}: {line.strip()[:100]}")
@@ -152,3 +161,58 @@ def test_every_printed_string_translation_is_used_and_keeps_its_fields(number, l
             re.findall(r"\{[^{}]*\}", english)
         ), english
         assert words != english and not english_words(words, number, lang), words
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=False):  # lesson 2's exercise, keepdims forgotten
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ K.T / np.sqrt(K.shape[1])
+    if mask:
+        scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = e / e.sum(axis=1)
+    return weights @ V, weights
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_graders_lines_for_each_case_are_in_the_learners_language(lang):
+    """What ``attnlab lesson 2 --exercise 1`` (and ``attnlab grade``) print per case."""
+    report = check(self_attention, lang=lang)
+    text = str(report)
+    assert not report.passed and len(report.checks) > 10 and "missing_keepdims" in text
+    assert (
+        "最大絶対誤差" if lang == "ja" else "最大绝对误差"
+    ) in text  # the case lines, translated
+    returns = set(EXERCISES["self_attention"].returns)  # the names of what it returns
+    found = english_words(text, 2, lang, also=returns)
+    assert not found, "\n".join(found)
+    assert "max abs error" in str(check(self_attention, lang="en"))  # English stays English
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_check_message_pattern_leaves_no_english(lang):
+    samples = [  # one message of each kind, as diagnosis.py and parity.py write them
+        "output: max abs error 0.8 > tolerance 1e-10; weights: max abs error 0.3 > tolerance 1e-10",
+        "weights: max abs error 0.333 > tolerance 1e-10; at [0, 2] got 0.73, expected 0.4",
+        "weights has NaN/Inf at [1, 2] where the answer is finite",
+        "mask differs from the expected mask at [0, 1]",
+        "mask is int64, expected a bool array (np.tril(..., dtype=bool))",
+        "weights has shape (3,), expected (3, 3)",
+        "output: expected a numeric array, got str",
+        "expected a tuple (output, weights), got tuple of 3",
+        "expected one array (weights), got a tuple",
+        "still running after 10 s",
+        "the process died: exit code -9 (signal 9)",
+        "imports 'torch', which this exercise forbids",
+        "imports 'torch' at run time",
+        "no function named 'self_attention'; expected self_attention(X, W_Q, W_K, W_V)",
+        "raised while loading: SyntaxError",
+        "raised ZeroDivisionError",
+        "random T=5 d_model=6 d_k=3 masked: two calls with the same inputs gave different answers",
+        "changed its input(s) X in place",
+    ]
+    for pattern, _ in MESSAGES:  # each pattern is tried on at least one sample
+        assert any(re.search(pattern, sample) for sample in samples), pattern
+    for sample in samples:
+        shown = check_message(sample, lang)
+        found = english_words(shown, 2, lang, also=set(EXERCISES["self_attention"].returns))
+        assert shown != sample and not found, (sample, shown)
