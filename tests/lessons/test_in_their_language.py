@@ -25,7 +25,7 @@ import pytest
 from attnlab.grade import check
 from attnlab.grade.exercises import EXERCISES
 from attnlab.grade.words import MESSAGES, check_message
-from attnlab.lessons import comments, source
+from attnlab.lessons import answers, comments, source
 from helpers import lesson_run
 
 LANGS = ("ja", "zh")
@@ -62,7 +62,7 @@ CODE_SPAN = re.compile(r"`([^`\n]+)`")
 @cache
 def known_words(number: int, lang: str) -> frozenset[str]:
     """The words lesson ``number`` may show in ``lang`` without translating them (lower case)."""
-    words: set[str] = set(STAY_ENGLISH)
+    words: set[str] = set(STAY_ENGLISH) | {c.id for c in source.cells(number)}  # step, exercise
     for cell in source.cells(number):
         code = cell.code
         try:
@@ -216,3 +216,31 @@ def test_every_check_message_pattern_leaves_no_english(lang):
         shown = check_message(sample, lang)
         found = english_words(shown, 2, lang, also=set(EXERCISES["self_attention"].returns))
         assert shown != sample and not found, (sample, shown)
+
+
+def test_printed_strings_are_swapped_like_comments(monkeypatch):
+    code = (
+        'print("rows", x)  # rows\n'
+        "def f():\n"
+        '    """One line\n    and another."""\n'
+        "print(f'{n} left', \"keep\")"
+    )
+    table = {
+        "rows": "行",
+        "{n} left": "残り {n}",
+        "One line\n    and another.": "一行\n    二行目。",
+    }
+    monkeypatch.setattr(comments, "strings", lambda n, lang: table)
+    monkeypatch.setattr(comments, "catalogue", lambda n, lang: {"rows": "行の数"})
+    assert comments.translate(code, 1, "ja") == (
+        'print("行", x)  # 行の数\ndef f():\n    """一行\n    二行目。"""\nprint(f\'残り {n}\', "keep")'
+    )
+    assert comments._load(2, "en", "strings") == {} != comments._load(2, "zh", "strings")
+
+
+def test_an_exercise_verdict_in_japanese_shows_the_hint_not_the_mistakes_id():
+    words = {"unchanged": answers.WORDS["unchanged"]("ja")}
+    report = answers.AnswerReport("query", False, "違います", ["unchanged"], words, "ja")
+    assert "unchanged" not in str(report) and words["unchanged"] in str(report)
+    english = answers.AnswerReport("query", False, "differs", ["unchanged"], {"unchanged": "x"})
+    assert "unchanged: x" in str(english)
