@@ -15,13 +15,13 @@ WORDS = {
     "score": Text("score", "得点", "得分"),
     "seed": Text("seed", "シード", "种子"),
     "printed": Text("printed output:", "print の出力：", "打印的输出："),
-    "mistakes": Text("mistakes:", "ミス：", "错误："),
+    "mistakes": Text("mistakes:", "間違い：", "错误："),
     "passed": Text("PASSED", "合格", "通过"),
     "failed": Text("FAILED", "不合格", "未通过"),
     "pass": Text("PASS", "合格", "通过"),
-    "fail": Text("FAIL", "不合格", "失败"),
+    "fail": Text("FAIL", "不合格", "未通过"),
     "grader_error": Text(
-        "GRADER ERROR (no verdict)", "採点器のエラー（判定なし）", "评分器错误（无结论）"
+        "GRADER ERROR (no verdict)", "採点プログラムのエラー（判定なし）", "评分器错误（无结论）"
     ),
     "yours": Text(
         "{name} on {case}: yours | expected (* = wrong cell)",
@@ -47,17 +47,17 @@ WORDS = {
         "{n} 份提交中 {passed} 份通过（{share:.0%}）",
     ),
     "none": Text("no submissions", "提出なし", "没有提交"),
-    "common": Text("most common mistakes: ", "多かったミス：", "最常见的错误："),
+    "common": Text("most common mistakes: ", "多かった間違い：", "最常见的错误："),
     "not_graded": Text(
         "{k} not graded: internal grader error (see above)",
-        "{k} 件は未採点：採点器の内部エラー（上を参照）",
+        "{k} 件は未採点：採点プログラムの内部エラー（上を参照）",
         "{k} 份未评分：评分器内部错误（见上文）",
     ),
     "class_report": Text("Class report", "クラスの採点結果", "班级报告"),
     "scores": Text("Scores", "得点の分布", "得分分布"),
     "submissions": Text("submissions", "提出数", "提交数"),
-    "by_frequency": Text("Mistakes by frequency", "多かったミス", "按频率排列的错误"),
-    "mistake": Text("mistake", "ミス", "错误"),
+    "by_frequency": Text("Mistakes by frequency", "多かった間違い", "按频率排列的错误"),
+    "mistake": Text("mistake", "間違い", "错误"),
     "hint": Text("hint", "ヒント", "提示"),
     "line_here": Text(
         "line {n}, where its values first go wrong:",
@@ -71,7 +71,10 @@ WORDS = {
 # The pieces check names are made of (exercises.py, grader.py), longest first when applied.
 NAME_PARTS = {
     "same answer for the same inputs": ("同じ入力に同じ答え", "相同输入给出相同答案"),
-    "leaves NumPy and the grader alone": ("NumPy と採点器を書き換えない", "不改动 NumPy 和评分器"),
+    "leaves NumPy and the grader alone": (
+        "NumPy と採点プログラムを書き換えない",
+        "不改动 NumPy 和评分器",
+    ),
     "inputs left unchanged": ("入力を書き換えない", "输入未被修改"),
     "defines the function": ("関数を定義している", "定义了函数"),
     "finishes in time": ("時間内に終わる", "按时完成"),
