@@ -36,7 +36,11 @@ def _shares_a_fixture(item) -> bool:
 
 
 # modules whose tests run a lesson (``helpers.lesson_run``, the lesson's states): grouped by lesson
-LESSON_RUNS = {"lessons/test_lessons.py", "lessons/test_training_lessons.py"}
+LESSON_RUNS = {
+    "lessons/test_lessons.py",
+    "lessons/test_training_lessons.py",
+    "lessons/test_in_their_language.py",
+}
 
 
 def _lesson(item) -> int | None:

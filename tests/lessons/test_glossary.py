@@ -1,5 +1,9 @@
 """One term per concept, everywhere a learner reads: the lessons' prose and quiz, the code comments
-in their language, and the grader's hints use the glossary's term, never a competing one.
+and printed strings in their language, the grader's hints and report words, the book's words and
+the terminal lesson runner's own words use the glossary's term, never a competing one.
+
+The glossary covers the course's terms (query, key, value, ...) and the interface's words (setup
+cell, exercise, worked answer, mistake, hint, quiz, the label of a True mask cell, ...).
 
 ``content/glossary.<lang>.json`` maps a concept to its one ``term`` and the ``competing`` terms
 to flag (regular expressions, so that "注意が必要", plain Japanese for "take care", is not taken
@@ -20,7 +24,7 @@ from importlib import resources
 import pytest
 
 from attnlab.i18n import Text
-from attnlab.lessons import source
+from attnlab.lessons import comments, source
 
 LANGS = ("ja", "zh")
 KANA = re.compile(r"[\u3040-\u30ff]")
@@ -48,13 +52,14 @@ def offenders(text: str, lang: str) -> list[str]:
 
 
 def lesson_texts(number: int, lang: str) -> dict[str, str]:
-    """Everything lesson ``number`` shows in ``lang``: its prose file and its code comments."""
+    """Everything lesson ``number`` shows in ``lang``: its prose file (quiz included), its code
+    comments and the strings its code prints (table headers, labels, shown docstrings)."""
     folder = resources.files("attnlab.lessons") / "content" / f"lesson{number}"
     texts = {f"{lang}.md": (folder / f"{lang}.md").read_text(encoding="utf-8")}
-    catalogue = folder / f"comments.{lang}.json"
-    if catalogue.is_file():
-        for english, words in json.loads(catalogue.read_text(encoding="utf-8")).items():
-            texts[f"comment {english!r}"] = words
+    for english, words in comments.catalogue(number, lang).items():
+        texts[f"comment {english!r}"] = words
+    for english, words in comments.strings(number, lang).items():
+        texts[f"print string {english!r}"] = words
     return texts
 
 
@@ -84,24 +89,39 @@ def test_each_glossary_names_one_term_per_concept_and_flags_competing_ones():
     assert not offenders("得分", "zh") and not offenders("数值、中位数和最大值", "zh")
 
 
+# Lessons 6 and 7 are localized on branch les31; their prose and catalogues follow the glossary
+# there. The lead switches them on at the merge by emptying this.
+ELSEWHERE = {n: "localized on branch les31" for n in (6, 7)}
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_lessons_use_one_term_per_concept(lang):
+@pytest.mark.parametrize("number", source.lessons())
+def test_lessons_use_one_term_per_concept(number, lang):
     found = []
-    for number in source.lessons():
-        for where, text in lesson_texts(number, lang).items():
-            found += [f"lesson {number} {where}: {o}" for o in offenders(text, lang)]
+    for where, text in lesson_texts(number, lang).items():
+        found += [f"lesson {number} {where}: {o}" for o in offenders(text, lang)]
+    if found and number in ELSEWHERE:
+        pytest.xfail(ELSEWHERE[number] + ":\n" + "\n".join(found))
     assert not found, "\n".join(found)
-    prose = "".join(lesson_texts(n, lang)[f"{lang}.md"] for n in source.lessons())
-    for concept, entry in glossary(lang).items():
-        assert entry["term"] in prose, (lang, concept)  # the term itself is in use
 
 
-def _grader_texts() -> list[tuple[str, str, str]]:
-    """(module, lang, text) for every Japanese and Chinese text the grader's modules hold:
-    Text objects, and (ja, zh) pairs of strings."""
-    import attnlab.grade as grade
+PACKAGES = ("attnlab.grade", "attnlab.lessons", "attnlab.book")
 
+
+def module_texts() -> list[tuple[str, str, str]]:
+    """(module, lang, text) for every Japanese and Chinese text the modules of ``PACKAGES``
+    hold (module docstrings aside): Text objects, (ja, zh) pairs of strings, {"ja": ...,
+    "zh": ...} dicts, and strings in kana. These are the grader's hints, check names, report
+    words and messages, the starter files' words, the book's words and the lesson runner's own
+    (headings, the exercise and quiz prompts, the notebook's words, figure axes)."""
     found: list[tuple[str, str, str]] = []
+
+    def in_lang(name: str, lang: str, value) -> None:
+        if isinstance(value, str):
+            found.append((name, lang, value))
+        elif isinstance(value, dict | list | tuple):
+            for v in value.values() if isinstance(value, dict) else value:
+                in_lang(name, lang, v)
 
     def walk(name: str, value, depth: int = 0) -> None:
         if depth > 6:
@@ -116,34 +136,85 @@ def _grader_texts() -> list[tuple[str, str, str]]:
         elif isinstance(value, str) and KANA.search(value):
             found.append((name, "ja", value))
         elif isinstance(value, dict):
-            for v in value.values():
-                walk(name, v, depth + 1)
-        elif isinstance(value, (list, tuple)):
+            for k, v in value.items():
+                if k in LANGS:
+                    in_lang(name, k, v)
+                else:
+                    walk(name, v, depth + 1)
+        elif isinstance(value, list | tuple):
             for v in value:
                 walk(name, v, depth + 1)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):  # e.g. an exercise
             for f in dataclasses.fields(value):
                 walk(name, getattr(value, f.name), depth + 1)
 
-    for info in pkgutil.walk_packages(grade.__path__, "attnlab.grade."):
-        module = importlib.import_module(info.name)
-        for value in vars(module).values():
-            walk(info.name, value)
+    for package in PACKAGES:
+        root = importlib.import_module(package)
+        for info in [None, *pkgutil.walk_packages(root.__path__, package + ".")]:
+            module = root if info is None else importlib.import_module(info.name)
+            for key, value in vars(module).items():
+                if not key.startswith("__"):
+                    walk(module.__name__, value)
     return found
 
 
-# The grader's texts belong to the grade engineer. Until they follow the glossary, what this
-# test finds there is reported (an expected failure, with the list) rather than failing the
-# suite; set STRICT_GRADER = True once it is clean.
-STRICT_GRADER = True
+def test_the_interface_texts_read_are_the_ones_a_learner_sees():
+    """What wrong code could pass the next test: a walk that misses a surface. The walk reads
+    the grader's hints and report words, the book's words and the runner's words."""
+    from attnlab.book import words as book_words
+    from attnlab.grade import mistakes
+    from attnlab.grade import words as grade_words
+    from attnlab.lessons import answers, engine, notebooks
+
+    texts = module_texts()
+    read = {(lang, text) for _, lang, text in texts}
+    for module in (grade_words, mistakes, book_words, engine, answers, notebooks):
+        assert sum(m == module.__name__ for m, _, _ in texts) >= 3, module.__name__
+    for words in (grade_words.WORDS, book_words.WORDS, engine.WORDS, answers.WORDS):
+        for text in words.values():
+            assert ("ja", text.ja) in read and ("zh", text.zh) in read
+    hints = [t for m, _, t in texts if m == mistakes.__name__]
+    assert len(hints) > 40  # every mistake's hint, in both languages
+    assert ("ja", "確認テスト") in read and ("zh", "参考答案") in read
 
 
-def test_grader_texts_use_one_term_per_concept():
-    texts = _grader_texts()
-    assert len(texts) > 50  # the hints were found
+def test_a_competing_term_planted_in_any_surface_is_found(monkeypatch):
+    from attnlab.grade import mistakes
+    from attnlab.lessons import engine
+
+    monkeypatch.setattr(
+        mistakes, "PLANTED", {"x": Text("x", "ミスに注意", "检查失败")}, raising=False
+    )
+    monkeypatch.setattr(engine, "PLANTED", Text("x", "セットアップ", "设置单元格"), raising=False)
+    found = {(lang, o.split(":")[0]) for _, lang, t in module_texts() for o in offenders(t, lang)}
+    assert {
+        ("ja", "mistake"),
+        ("zh", "failed"),
+        ("ja", "setup_cell"),
+        ("zh", "setup_cell"),
+    } <= found
+    real = comments.strings
+    monkeypatch.setattr(comments, "strings", lambda n, lang: {"rows": "准备单元格 → 设置中"})
+    texts = lesson_texts(2, "zh")
+    assert any(offenders(t, "zh") for w, t in texts.items() if w.startswith("print string"))
+    assert real(2, "zh") and comments.catalogue(2, "zh")  # the real catalogues are not empty
+
+
+def test_every_term_is_in_use():
+    texts = [t for _, lang, t in module_texts()]
+    for lang in LANGS:
+        shown = "".join(
+            text for n in source.lessons() for text in lesson_texts(n, lang).values()
+        ) + "".join(t for _, lg, t in module_texts() if lg == lang)
+        for concept, entry in glossary(lang).items():
+            assert entry["term"] in shown, (lang, concept)
+    assert texts
+
+
+def test_the_module_texts_use_one_term_per_concept():
+    texts = module_texts()
+    assert len(texts) > 300  # the hints, the report words, the book's and the runner's words
     found = sorted(
         {f"{module} ({lang}): {o}" for module, lang, text in texts for o in offenders(text, lang)}
     )
-    if found and not STRICT_GRADER:
-        pytest.xfail("competing terms in the grader's texts:\n" + "\n".join(found))
     assert not found, "\n".join(found)

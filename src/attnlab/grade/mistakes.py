@@ -141,7 +141,7 @@ ENTRIES = [
         "mask_diagonal_excluded", "mask",
         "A position may see itself: keep the diagonal in the mask (np.tril with k=0, not k=-1).",
         "各位置は自分自身を見てよいので、対角線もマスクに残してください（np.tril は k=0 で、k=-1 ではありません）。",
-        "每个位置可以看到自己：掩码要保留对角线（np.tril 用 k=0，不是 k=-1）。",
+        "每个位置都可以关注自己：掩码要保留对角线（np.tril 用 k=0，不是 k=-1）。",
         attention=[{"diagonal": False}, {"diagonal": False, "fill": -1e9},
                    {"diagonal": False, "fill": "add"}],
         mask=[{"diagonal": False}],
@@ -210,7 +210,7 @@ ENTRIES = [
         "heads_interleaved", "heads",
         "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k, not every h-th column.",
         "ヘッド i が使うのは i*d_k から (i+1)*d_k までの連続した列です。h 列おきではありません。",
-        "第 i 个头取连续的一块列，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
+        "第 i 个头取连续的列切片，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
         heads=[
             {"split": "interleaved"},
             {"split": "interleaved", "join": "interleaved"},

@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .words import check_name, word
+from .words import check_message, check_name, word
 
 if TYPE_CHECKING:
     from .results import Report
@@ -99,8 +99,9 @@ def text(r: Report, lang: str | None = None) -> str:
     for c in r.checks:
         mark = word("pass" if c.passed else "fail", lang)
         first, *rest = clean(c.message).splitlines() or [""]
+        first, colon = check_message(first, lang), ": " if lang == "en" else "："
         worth = f" [{c.points:g} pts]" if weighted and c.scored else ""
-        line = f"  {mark}  {check_name(c.name, lang)}{worth}" + (f": {first}" if first else "")
+        line = f"  {mark}  {check_name(c.name, lang)}{worth}" + (colon + first if first else "")
         lines.append(line)
         if rest and c.message not in shown:  # a traceback: print it once, not for every case
             lines += [f"        {ln}" for ln in rest[-8:]]
@@ -184,7 +185,7 @@ def report_html(r: Report) -> str:
     color = "#176c2c" if r.passed else "#a11"
     failed = "".join(
         f"<li><b>{e(check_name(c.name, lang))}</b>: "
-        f"{e(clean(c.message).splitlines()[0] if c.message else '')}</li>"
+        f"{e(check_message(clean(c.message).splitlines()[0], lang) if c.message else '')}</li>"
         for c in r.checks
         if not c.passed
     )

@@ -81,7 +81,11 @@ class AnswerReport:
     def __str__(self) -> str:
         head = (WORDS["passed"] if self.passed else WORDS["failed"])(self.lang)
         lines = [f"{self.exercise}: {head}", f"  {self.message}"]
-        lines += [f"  {m}: {self.hints[m]}" for m in self.mistakes]
+        # the mistake's id is a name for programs (and English readers); ja and zh read its hint
+        lines += [
+            f"  {m}: {self.hints[m]}" if self.lang == "en" else f"  {self.hints[m]}"
+            for m in self.mistakes
+        ]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

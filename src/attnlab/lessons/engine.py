@@ -28,7 +28,7 @@ WORDS = {
     "quiz": Text(
         "Review questions: attnlab lesson {n} --quiz",
         "確認テスト：attnlab lesson {n} --quiz",
-        "复习题：attnlab lesson {n} --quiz",
+        "小测验：attnlab lesson {n} --quiz",
     ),
     "your_turn": Text(
         "Your turn: edit this code.\n'attnlab lesson {n} --export DIR' writes the lesson as a "
