@@ -80,6 +80,18 @@ def _bare(text: str) -> str:
     return "".join(text.replace("`", "").split())
 
 
+def _ns(number: int, results: dict, overrides: dict) -> dict:
+    """Every name a run of lesson ``number`` with ``overrides`` ended with, as its prose reads
+    them: the setup's constants (FULL, STEPS, ...) and what each step assigned."""
+    setup: dict = {}
+    code = runner.code_of(source.cells(number)[0], 0, "en", overrides, number)
+    threads = torch.get_num_threads()
+    exec(compile(code, "setup", "exec"), setup)
+    torch.set_num_threads(threads)
+    constants = {k: v for k, v in setup.items() if k.isupper()}
+    return {**constants, **{k: v for step in results.values() for k, v in step.items()}}
+
+
 def _by_id(number: int, results: dict) -> dict:
     """What each step assigned, by step id."""
     return {cell.id: results[k] for k, cell in enumerate(runner.steps(number), 1)}
@@ -121,7 +133,7 @@ def test_lesson6_block_masks_and_training(ran):
     trained = r["train_gpt"]
     assert trained["steps"] == SHORT_STEPS == len(trained["losses"])
     assert f"loss went from {trained['first']:.3f} to {trained['last']:.3f}" in flat
-    assert trained["FULL"] is False and trained["studied_steps"] == trained["shipped"]["steps"]
+    assert trained["studied_steps"] == trained["shipped"]["steps"] == 1500
     assert trained["live"] is not trained["model"]  # the live GPT is not the one studied
     ppl = r["perplexity"]
     assert ppl["ppl_final"] == pytest.approx(np.exp(trained["studied"]))
@@ -166,7 +178,7 @@ def test_lesson7_seq2seq_compares_and_aligns(ran):
     trained = step["results"]
     assert set(trained) == {"none", "bahdanau", "luong-general"}
     assert all(res.iters == SHORT_STEPS for res in trained.values())
-    assert step["FULL"] is False and step["studied_steps"] == 800 == step["shipped"]["steps"]
+    assert step["studied_steps"] == 800 == step["shipped"]["steps"]
     assert all(step["models"][k] is not step["live"][k] for k in trained)  # which is which
     for kind, loss in step["studied"].items():  # the val loss, recomputed from the loaded model
         expected = step["task"].loss(step["models"][kind], step["val_batch"]).item()
@@ -226,7 +238,7 @@ def test_a_short_run_never_claims_what_it_did_not_show(weak, number):
     """Trained for a few steps and studied itself (FULL = True), nothing is learned: every
     outcome flag is false, no success sentence is printed, and each says it fell short instead."""
     text, results, _, _ = weak(number)
-    ns = {k: v for step in results.values() for k, v in step.items()}
+    ns = _ns(number, results, {**short(number), "FULL": True})
     assert ns["FULL"] is True
     for flag in SUCCESS[number]:
         assert ns[flag] is False or ns[flag] == np.False_, flag
@@ -244,7 +256,8 @@ def test_every_choice_prints_the_sentence_its_flag_chose(ran, number, lang):
     """In the default run (the shipped models studied), in every language: each sentence an
     outcome chose is printed, and the other is not."""
     text, results = ran(number, lang)
-    ns = {k: v for step in results.values() for k, v in step.items()}
+    ns = _ns(number, results, short(number))
+    assert ns["FULL"] is False
     bare = _bare(text)
     for flag, yes, no in _claims(number, lang, ns):
         shown, hidden = (yes, no) if ns[flag] else (no, yes)
@@ -265,7 +278,7 @@ def test_each_success_sentence_is_shown_when_its_flag_is_true(ran, number):
     """The choosing itself, on numbers as a full run records them: with a flag true the text
     makes the claim, and in every language the same flags choose."""
     _, results = ran(number, "en")
-    ns = {k: v for step in results.values() for k, v in step.items()}
+    ns = _ns(number, results, short(number))
     for flag in SUCCESS[number]:
         for flag_, yes, no in _claims(number, "en", {**ns, flag: True}):
             if flag_ == flag:
