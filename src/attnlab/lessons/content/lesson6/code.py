@@ -405,9 +405,11 @@ print(
     )
 )
 layer, head, prev_best, prev_chance = found["previous"]
-clear = {p: s >= MIN_SHARE and s >= LIFT * c for p, (_, _, s, c) in found.items()}
-any_clear = any(clear.values())  # some head clearly above even attention
-prev_clear = clear["previous"]
+above = {p: s >= LIFT * c for p, (_, _, s, c) in found.items()}  # LIFT times chance or more
+clear = {p: above[p] and found[p][2] >= MIN_SHARE for p in found}  # and MIN_SHARE: a pattern
+any_clear = any(clear.values())  # some head passes the explorer's test
+prev_clear = above["previous"]  # the best previous-character head, clearly above chance
+prev_ratio = prev_best / prev_chance
 w_head = w_all[layer, head]
 print(WORDS["pairs"].format(layer, head))
 print(" ".join(f"{chars[t]}<{chars[w_head[t].argmax()]}" for t in range(1, 16)))
