@@ -448,3 +448,22 @@ def test_the_weights_script_remakes_what_the_lesson_trains(weak, tmp_path):
             assert torch.equal(made[kind][key], value.half()), (kind, key)
     bad = fork_run([str(script), "5"])
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "expected 6 or 7" in bad.stderr
+
+
+@pytest.mark.parametrize("number", [6, 7])
+def test_full_steps_or_another_seed_study_the_lessons_own_models(number):
+    """FULL follows the setup: the shipped models (trained from seed 0) are studied only with
+    seed 0 and fewer steps than they had; otherwise the lesson studies what it trained."""
+    shipped = _shipped(number)["steps"]
+    threads = torch.get_num_threads()
+    for seed, steps, full in (
+        (0, 5, False),
+        (0, shipped - 1, False),
+        (0, shipped, True),
+        (1, 5, True),
+    ):
+        ns: dict = {}
+        code = runner.code_of(source.cells(number)[0], seed, "en", {"STEPS": steps}, number)
+        exec(compile(code, "setup", "exec"), ns)
+        assert ns["FULL"] is full, (seed, steps)
+    torch.set_num_threads(threads)
