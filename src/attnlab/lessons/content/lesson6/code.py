@@ -4,6 +4,7 @@
 # %% setup
 import math
 from dataclasses import replace
+from importlib.resources import files
 
 import numpy as np
 import torch
@@ -21,8 +22,10 @@ from attnlab.train import LMTask, TrainConfig, Trainer
 
 SEED = 0
 LANG = "en"
-STEPS = 300  # training steps of each model that trains (fewer: a quicker, weaker run)
-SEEDS = 2  # the comparison table trains each model from this many seeds
+STEPS = 150  # training steps of the GPT trained live here: a short curve to watch
+SHIPPED_STEPS = 1500  # the steps each shipped model trained for, by this same code
+FULL = STEPS >= SHIPPED_STEPS or SEED != 0  # True: study models trained live, not shipped ones
+SEEDS = 2  # the comparison table has each model from this many seeds
 LABELS = {  # figure titles and axis labels, in the lesson's language
     "en": [
         "encoder (BERT): sees both sides",
@@ -61,6 +64,108 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
         "头",
     ],
 }[LANG]
+WORDS = {  # what the lesson prints, in its language
+    "en": {
+        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
+        "block": "block(x).shape = {}  parameters: {}",
+        "ln": "after LayerNorm: |mean| <= {:.1e}, std = {:.3f}",
+        "same": "our block vs attnlab's GPT block: max difference {:.1e}",
+        "grad": "gradient at the input of 12 blocks: with residuals {:.2e}, without {:.2e}",
+        "moved": ["", "mask", "positions changed"],
+        "masks": {"encoder": ("encoder", "all True"), "decoder": ("decoder", "lower triangle")},
+        "bert": "BERT reads {!r} and must fill {}",
+        "gpt": "GPT reads {!r} and predicts, at each of {} positions, the next:",
+        "shifted": "(x shifted by one: the next character at each position)",
+        "corpus": "{:,} characters, vocabulary {}, GPT with {:,} parameters",
+        "untrained": "untrained loss {:.3f}; ln(vocabulary) = {:.3f}",
+        "curve": ["step", "train loss", "val loss", "val perplexity"],
+        "studied": [
+            "studied below: the shipped GPT, {} steps",
+            "studied below: this GPT, {} steps",
+        ],
+        "val": "its validation loss, measured here: {:.3f}",
+        "ppl": ["model", "perplexity"],
+        "ppl_rows": ["uniform guess", "character frequencies", "untrained GPT", "studied GPT"],
+        "sample": "T = {}: {!r}  ({:.0%} real words)",
+        "spread": ["T", "top probability", "entropy (nats)"],
+        "patterns": {
+            "previous": "previous",
+            "first": "first",
+            "space": "space",
+            "line_start": "line start",
+        },
+        "heads": ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
+        "pairs": "layer {}, head {}: each character and the one it attends to most",
+        "table": ["model", "parameters", "seed {}", "mean", "spread"],
+        "reach": "gradient 32 steps back / at the last step: {}",
+    },
+    "ja": {
+        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
+        "block": "block(x).shape = {}  パラメータ数：{}",
+        "ln": "LayerNorm の後：|平均| <= {:.1e}、標準偏差 = {:.3f}",
+        "same": "自作のブロックと attnlab の GPT のブロックの差の最大値：{:.1e}",
+        "grad": "12 ブロックの入力での勾配：残差接続あり {:.2e}、なし {:.2e}",
+        "moved": ["", "マスク", "変わった位置"],
+        "masks": {"encoder": ("エンコーダ", "すべて True"), "decoder": ("デコーダ", "下三角")},
+        "bert": "BERT は {!r} を読み、{} を埋める",
+        "gpt": "GPT は {!r} を読み、{} 個の位置それぞれで次の文字を予測する：",
+        "shifted": "（x を一つずらしたもの：各位置の次の文字）",
+        "corpus": "{:,} 文字、語彙 {}、GPT のパラメータ数 {:,}",
+        "untrained": "学習前の損失 {:.3f}、ln(語彙数) = {:.3f}",
+        "curve": ["ステップ", "学習損失", "検証損失", "検証パープレキシティ"],
+        "studied": [
+            "以下で調べるのは同梱の GPT（{} ステップ）",
+            "以下で調べるのはこの GPT（{} ステップ）",
+        ],
+        "val": "その検証損失（ここで計算）：{:.3f}",
+        "ppl": ["モデル", "パープレキシティ"],
+        "ppl_rows": ["一様な推測", "文字の頻度", "学習前の GPT", "調べる GPT"],
+        "sample": "T = {}：{!r}（実在の単語 {:.0%}）",
+        "spread": ["T", "最大の確率", "エントロピー（nats）"],
+        "patterns": {
+            "previous": "直前の文字",
+            "first": "最初の文字",
+            "space": "直前の空白",
+            "line_start": "行頭",
+        },
+        "heads": ["パターン", "最良（層、ヘッド）", "そこへの重み", "均等なアテンション", "倍率"],
+        "pairs": "層 {}、ヘッド {}：各文字と、いちばん重みを置く文字",
+        "table": ["モデル", "パラメータ数", "シード {}", "平均", "ばらつき"],
+        "reach": "32 ステップ前の勾配 / 最後のステップの勾配：{}",
+    },
+    "zh": {
+        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
+        "block": "block(x).shape = {}  参数量：{}",
+        "ln": "LayerNorm 之后：|均值| <= {:.1e}，标准差 = {:.3f}",
+        "same": "我们的块与 attnlab 的 GPT 块之间的最大差：{:.1e}",
+        "grad": "12 个块输入处的梯度：有残差连接 {:.2e}，没有 {:.2e}",
+        "moved": ["", "掩码", "变化的位置"],
+        "masks": {"encoder": ("编码器", "全为 True"), "decoder": ("解码器", "下三角")},
+        "bert": "BERT 读入 {!r}，要填出 {}",
+        "gpt": "GPT 读入 {!r}，在 {} 个位置上各预测下一个字符：",
+        "shifted": "（x 移一位：每个位置的下一个字符）",
+        "corpus": "{:,} 个字符，词表 {}，GPT 参数量 {:,}",
+        "untrained": "训练前的损失 {:.3f}；ln(词表大小) = {:.3f}",
+        "curve": ["步数", "训练损失", "验证损失", "验证困惑度"],
+        "studied": ["下面研究的是随附的 GPT（{} 步）", "下面研究的是这个 GPT（{} 步）"],
+        "val": "它的验证损失（在这里计算）：{:.3f}",
+        "ppl": ["模型", "困惑度"],
+        "ppl_rows": ["均匀猜测", "字符频率", "训练前的 GPT", "研究的 GPT"],
+        "sample": "T = {}：{!r}（真实单词 {:.0%}）",
+        "spread": ["T", "最大概率", "熵（nats）"],
+        "patterns": {
+            "previous": "前一个字符",
+            "first": "第一个字符",
+            "space": "前面的空格",
+            "line_start": "行首",
+        },
+        "heads": ["模式", "最佳（层，头）", "放在那里的权重", "均匀注意力", "倍数"],
+        "pairs": "第 {} 层，第 {} 个头：每个字符和它权重最大的字符",
+        "table": ["模型", "参数量", "种子 {}", "平均", "差距"],
+        "reach": "32 步之前的梯度 / 最后一步的梯度：{}",
+    },
+}[LANG]
+NAMES = WORDS["names"]  # the models of the table, as it names them
 torch.manual_seed(SEED)
 torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same numbers anywhere
 
@@ -116,12 +221,10 @@ for residual in (True, False):
     grads.append(x0.grad.norm().item())  # how much reaches the input, 24 layers down
 grad_res, grad_plain = grads
 n_block = sum(p.numel() for p in block.parameters())
-print("block(x).shape =", tuple(block(x).shape), " parameters:", n_block)
-print(f"after LayerNorm: |mean| <= {ln_mean:.1e}, std = {ln_std:.3f}")
-print(f"our block vs attnlab's GPT block: max difference {same_as_gpt:.1e}")
-print(
-    f"gradient at the input of 12 blocks: with residuals {grad_res:.2e}, without {grad_plain:.2e}"
-)
+print(WORDS["block"].format(tuple(block(x).shape), n_block))
+print(WORDS["ln"].format(ln_mean, ln_std))
+print(WORDS["same"].format(same_as_gpt))
+print(WORDS["grad"].format(grad_res, grad_plain))
 
 # %% step encoder_decoder
 full = torch.ones(T, T, dtype=torch.bool)  # encoder (BERT): every position sees every other
@@ -137,11 +240,8 @@ with torch.no_grad():
         weights[name] = w[0, 0].numpy()
 print(
     table(
-        ["", "mask", "positions changed"],
-        [
-            (name, "all True" if name == "encoder" else "lower triangle", f"{moved[name]} / {T}")
-            for name in masks
-        ],
+        WORDS["moved"],
+        [(*WORDS["masks"][name], f"{moved[name]} / {T}") for name in masks],
     )
 )
 moved_enc, moved_dec = moved["encoder"], moved["decoder"]
@@ -153,8 +253,8 @@ bert_targets = {i: sentence[i] for i in hidden_at}
 gpt_targets = [(sentence[i], sentence[i + 1]) for i in range(len(sentence) - 1)]
 bert_fill = ", ".join(repr(c) for c in bert_targets.values())
 n_next, n_sentence = len(gpt_targets), len(sentence)
-print(f"BERT reads {bert_input!r} and must fill {bert_targets}")
-print(f"GPT reads {sentence!r} and predicts, at each of {len(gpt_targets)} positions, the next:")
+print(WORDS["bert"].format(bert_input, bert_targets))
+print(WORDS["gpt"].format(sentence, len(gpt_targets)))
 print("  " + "  ".join(f"{a}>{b}" for a, b in gpt_targets[:8]) + "  ...")
 plot(
     "lesson6_2_encoder",
@@ -172,7 +272,7 @@ data = TokenData.from_text(text, tok)  # 90% to train on, 10% to validate
 BLOCK = 64  # characters of context
 xb, yb = data.batch("train", 1, 12, torch.Generator().manual_seed(SEED))
 print("x:", repr(tok.decode(xb[0])))
-print("y:", repr(tok.decode(yb[0])), " (x shifted by one: the next character at each position)")
+print("y:", repr(tok.decode(yb[0])), WORDS["shifted"])
 cfg = GPTConfig(vocab_size=tok.vocab_size, block_size=BLOCK, n_layer=2, n_head=4, n_embd=64)
 torch.manual_seed(SEED)
 model = GPT(cfg)
@@ -180,8 +280,8 @@ with torch.no_grad():
     loss0 = model(*data.batch("val", 16, BLOCK, torch.Generator().manual_seed(SEED)))[1].item()
 vocab, n_chars, n_params = tok.vocab_size, len(text), model.num_params()
 log_vocab = math.log(vocab)
-print(f"{n_chars:,} characters, vocabulary {vocab}, GPT with {n_params:,} parameters")
-print(f"untrained loss {loss0:.3f}; ln(vocabulary) = {log_vocab:.3f}")
+print(WORDS["corpus"].format(n_chars, vocab, n_params))
+print(WORDS["untrained"].format(loss0, log_vocab))
 
 # %% step train_gpt
 train = TrainConfig(
@@ -205,7 +305,7 @@ steps = result.iters
 improved = last < first - 0.5  # the validation loss fell clearly (half a nat or more)
 print(
     table(
-        ["step", "train loss", "val loss", "val perplexity"],
+        WORDS["curve"],
         [
             (e["iter"], f"{e['train_loss']:.3f}", f"{e['val_loss']:.3f}", f"{e['val_ppl']:.2f}")
             for e in evals
@@ -216,20 +316,35 @@ steps_at = np.arange(len(smooth)) + len(losses) - len(smooth)  # the step each p
 val_curve = ([e["iter"] for e in evals], [e["val_loss"] for e in evals])
 curves = {LABELS[6]: (steps_at, smooth), LABELS[7]: val_curve}
 plot("lesson6_4_loss", curve(curves, xlabel=LABELS[4], ylabel=LABELS[5]))
+live = model  # the GPT trained here, for STEPS steps
+if not FULL:  # the shipped models: trained by this code with STEPS = SHIPPED_STEPS
+    with (files("attnlab.lessons") / "content" / "lesson6" / "weights.pt").open("rb") as f:
+        shipped = torch.load(f, weights_only=True)  # tensors only: no code runs on loading
+    model = GPT(cfg)
+    model.load_state_dict({k: v.float() for k, v in shipped[f"gpt/{SEED}"].items()})
+studied_steps = steps if FULL else shipped["steps"]
+gens = [torch.Generator().manual_seed(SEED + i) for i in range(8)]
+val_batches = [data.batch("val", 32, BLOCK, g) for g in gens]  # (32, BLOCK) each, fixed
+
+
+def val_loss(m):  # the mean loss on the same validation batches, for any model
+    m.eval()
+    with torch.no_grad():
+        return float(np.mean([m(xv, yv)[1].item() for xv, yv in val_batches]))
+
+
+studied = val_loss(model)  # recomputed here from the weights studied below
+print(WORDS["studied"][FULL].format(studied_steps))
+print(WORDS["val"].format(studied))
 
 # %% step perplexity
 counts = torch.bincount(data.train, minlength=vocab).double()
 p = counts / counts.sum()  # how often each character occurs
 unigram = -(p[p > 0] * p[p > 0].log()).sum().item()  # the best loss without any context
 ppl_uniform, ppl_unigram = vocab, math.exp(unigram)
-ppl_start, ppl_final = math.exp(loss0), math.exp(last)
-ppl = {
-    "uniform guess": ppl_uniform,
-    "character frequencies": ppl_unigram,
-    "untrained GPT": ppl_start,
-    "trained GPT": ppl_final,
-}
-print(table(["model", "perplexity"], [(name, f"{v:.2f}") for name, v in ppl.items()]))
+ppl_start, ppl_final = math.exp(loss0), math.exp(studied)
+ppl = dict(zip(WORDS["ppl_rows"], (ppl_uniform, ppl_unigram, ppl_start, ppl_final), strict=True))
+print(table(WORDS["ppl"], [(name, f"{v:.2f}") for name, v in ppl.items()]))
 uses_context = ppl_final < ppl_unigram  # below the best a model without context can do
 
 # %% step temperature
@@ -252,7 +367,7 @@ real = {}  # the share of a sample's words that occur in the training text
 for temp, s in samples.items():
     words = s.split()[:-1]  # the last word may be cut off
     real[temp] = sum(w in known for w in words) / max(1, len(words))
-    print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
+    print(WORDS["sample"].format(temp, s, real[temp]))
 real_low, real_high = real[0.5], real[2.0]
 low_words = samples[0.5].split()[:-1]
 n_low, n_distinct = len(low_words), len({w.lower() for w in low_words})
@@ -262,7 +377,7 @@ nonsense_high = reads_like and real_high < real_low - 0.2  # high: invented word
 (top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
 print(
     table(
-        ["T", "top probability", "entropy (nats)"],
+        WORDS["spread"],
         [(temp, f"{top:.2f}", f"{h:.2f}") for temp, (top, h) in spread.items()],
     )
 )
@@ -282,19 +397,21 @@ for pattern in PATTERNS:
     found[pattern] = (layer, head, float(share[layer, head]), chance)
 print(
     table(
-        ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
+        WORDS["heads"],
         [
-            (p, f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
+            (WORDS["patterns"][p], f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
             for p, (la, h, s, c) in found.items()
         ],
     )
 )
 layer, head, prev_best, prev_chance = found["previous"]
-clear = {p: s >= MIN_SHARE and s >= LIFT * c for p, (_, _, s, c) in found.items()}
-any_clear = any(clear.values())  # some head clearly above even attention
-prev_clear = clear["previous"]
+above = {p: s >= LIFT * c for p, (_, _, s, c) in found.items()}  # LIFT times chance or more
+clear = {p: above[p] and found[p][2] >= MIN_SHARE for p in found}  # and MIN_SHARE: a pattern
+any_clear = any(clear.values())  # some head passes the explorer's test
+prev_clear = above["previous"]  # the best previous-character head, clearly above chance
+prev_ratio = prev_best / prev_chance
 w_head = w_all[layer, head]
-print(f"layer {layer}, head {head}: each character and the one it attends to most")
+print(WORDS["pairs"].format(layer, head))
 print(" ".join(f"{chars[t]}<{chars[w_head[t].argmax()]}" for t in range(1, 16)))
 plot(
     "lesson6_7_head",
@@ -320,30 +437,36 @@ def make(kind, seed):  # one model of the table, from its own seed
     return CharRNN(RNNConfig(kind, vocab, n_embd=32, n_hidden=n, n_layer=1, block_size=BLOCK))
 
 
-runs = {("gpt", SEED): (model, result)}  # the GPT trained above is seed SEED's
+seeds = range(SEED, SEED + SEEDS) if FULL else range(shipped["seeds"])  # shipped: 0, 1
+runs = {}  # per (model, seed): the model, trained here or shipped
 for kind in ["gpt", *dict(SIZES)]:
-    for seed in range(SEED, SEED + SEEDS):
-        if (kind, seed) not in runs:  # the same steps and schedule; per seed, the same batches
-            m = make(kind, seed)
-            seeded = replace(train, seed=seed)  # its own batches too
-            runs[kind, seed] = m, Trainer(seeded, None, progress=False).fit(m, task)
-val = {}  # per model: the validation perplexity of each seed
-for (kind, _), (_, r) in runs.items():
-    val.setdefault(kind, []).append(math.exp(r.evals[-1]["val_loss"]))
-params = {kind: runs[kind, SEED][0].num_params() for kind in val}
+    for seed in seeds:
+        if FULL and (kind, seed) == ("gpt", SEED):
+            runs[kind, seed] = model  # the GPT trained above is seed SEED's
+        elif FULL:  # the same steps and schedule; per seed, the same batches
+            runs[kind, seed] = make(kind, seed)
+            Trainer(replace(train, seed=seed), None, progress=False).fit(runs[kind, seed], task)
+        else:
+            runs[kind, seed] = make(kind, seed)
+            state = shipped[f"{kind}/{seed}"]
+            runs[kind, seed].load_state_dict({k: v.float() for k, v in state.items()})
+val = {}  # per model: the validation perplexity of each seed, measured here
+for (kind, _), m in runs.items():
+    val.setdefault(kind, []).append(math.exp(val_loss(m)))
+params = {kind: runs[kind, SEED].num_params() for kind in val}
 ppls = {kind: float(np.mean(v)) for kind, v in val.items()}  # the mean over the seeds
 spreads = {kind: max(v) - min(v) for kind, v in val.items()}  # best minus worst seed
 print(
     table(
+        [*WORDS["table"][:2], *[WORDS["table"][2].format(s) for s in seeds], *WORDS["table"][3:]],
         [
-            "model",
-            "parameters",
-            *[f"seed {s}" for s in range(SEED, SEED + SEEDS)],
-            "mean",
-            "spread",
-        ],
-        [
-            (k, f"{params[k]:,}", *[f"{x:.2f}" for x in v], f"{ppls[k]:.2f}", f"{spreads[k]:.2f}")
+            (
+                NAMES[k],
+                f"{params[k]:,}",
+                *[f"{x:.2f}" for x in v],
+                f"{ppls[k]:.2f}",
+                f"{spreads[k]:.2f}",
+            )
             for k, v in val.items()
         ],
     )
@@ -351,10 +474,11 @@ print(
 best = min(ppls, key=ppls.get)
 runner_up = min((k for k in ppls if k != best), key=ppls.get)
 margin = ppls[runner_up] - ppls[best]
+best_name, runner_name, n_seeds = NAMES[best], NAMES[runner_up], len(seeds)
 learned_any = ppls[best] < ppl_unigram  # below the best perplexity without context
 ranked = learned_any and SEEDS > 1 and margin > max(spreads.values())  # beyond the seeds
-rnns = {kind: runs[kind, SEED][0] for kind in dict(SIZES)}
-plot("lesson6_8_table", bars({"ppl": list(ppls.values())}, list(ppls)))
+rnns = {kind: runs[kind, SEED] for kind in dict(SIZES)}
+plot("lesson6_8_table", bars({"ppl": list(ppls.values())}, [NAMES[k] for k in ppls]))
 xv, yv = data.batch("val", 8, BLOCK, torch.Generator().manual_seed(SEED))
 reach = {}
 for kind, rnn in rnns.items():  # backpropagation through time, measured
@@ -363,7 +487,7 @@ for kind, rnn in rnns.items():  # backpropagation through time, measured
     F.cross_entropy(rnn.head(h[:, -1]), yv[:, -1]).backward()  # the last prediction's loss only
     g = emb.grad.norm(dim=(0, 2))  # (T,): how much of its gradient reached each time step
     reach[kind] = (g[-33] / g[-1]).item()  # 32 steps back, relative to the last step
-print("gradient 32 steps back / at the last step:", {k: f"{v:.1e}" for k, v in reach.items()})
+print(WORDS["reach"].format(", ".join(f"{NAMES[k]} {v:.1e}" for k, v in reach.items())))
 
 # %% step recap
 

@@ -2,6 +2,8 @@
 # The prose of each step is in en.md, ja.md and zh.md beside this file.
 
 # %% setup
+from importlib.resources import files
+
 import numpy as np
 import torch
 
@@ -13,7 +15,9 @@ from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch
 
 SEED = 0
 LANG = "en"
-STEPS = 800  # training steps for each of the three models (fewer: a quicker, weaker run)
+STEPS = 60  # training steps of each model trained live here: a short curve to watch
+SHIPPED_STEPS = 800  # the steps the shipped models trained for, by this same code
+FULL = STEPS >= SHIPPED_STEPS or SEED != 0  # True: study models trained live, not shipped ones
 N_TEST = 2000  # unseen dates each model is scored on (fewer: a quicker run)
 KINDS = ["none", "bahdanau", "luong-general"]
 LABELS = {  # figure titles and axis labels, in the lesson's language
@@ -21,6 +25,81 @@ LABELS = {  # figure titles and axis labels, in the lesson's language
     "ja": ["未知の日付での完全一致率（入力の長さ別）", "完全一致率", "入力", "出力"],
     "zh": ["未见过的日期上的完全匹配率（按输入长度）", "完全匹配率", "输入", "输出"],
 }[LANG]
+WORDS = {  # what the lesson prints, in its language
+    "en": {
+        "names": {"none": "none", "bahdanau": "Bahdanau", "luong-general": "Luong"},
+        "states": "encoder states {}, decoder state {}",
+        "step": "one decoder step: logits {}, weights {}",
+        "sums": "weights of example 0 sum to {}",
+        "input": "decoder input :",
+        "target": "target output :",
+        "untrained": "untrained loss {:.3f}; ln({}) = {:.3f}",
+        "train": ["attention", "parameters", "steps", "last train loss", "val loss"],
+        "studied": [
+            "studied below: shipped, {} steps each",
+            "studied below: trained here, {} steps each",
+        ],
+        "exact": ["attention", "exact match"],
+        "verdict": "learned: {}; attention ahead of none by {:.1%}: {}",
+        "same": "the same {} dates, {!r} vs {!r}:",
+        "forms": ["attention", "short", "long"],
+        "drop": "short minus long: {}; bottleneck: {}",
+        "probe": "{}: {!r} -> {!r}; each output character < the input it weighs most:",
+        "on_year": "  weight on the year while writing it: {}",
+        "aligned": "smallest weight on the year: {}; aligned: {}",
+        "yes": ["no", "yes"],
+        "weights": "weights",
+    },
+    "ja": {
+        "names": {"none": "なし", "bahdanau": "Bahdanau", "luong-general": "Luong"},
+        "states": "エンコーダの状態 {}、デコーダの状態 {}",
+        "step": "デコーダの 1 ステップ：ロジット {}、重み {}",
+        "sums": "例 0 の重みの合計 {}",
+        "input": "デコーダの入力：",
+        "target": "目標の出力　：",
+        "untrained": "学習前の損失 {:.3f}、ln({}) = {:.3f}",
+        "train": ["アテンション", "パラメータ数", "ステップ", "最後の学習損失", "検証損失"],
+        "studied": [
+            "以下で調べるのは同梱のモデル（それぞれ {} ステップ）",
+            "以下で調べるのはここで学習したモデル（それぞれ {} ステップ）",
+        ],
+        "exact": ["アテンション", "完全一致率"],
+        "verdict": "学習できた：{}、アテンションなしとの差 {:.1%}：{}",
+        "same": "同じ {} 個の日付、{!r} と {!r}：",
+        "forms": ["アテンション", "短い形", "長い形"],
+        "drop": "短い形から長い形で下がった分：{}、ボトルネック：{}",
+        "probe": "{}：{!r} → {!r}。出力の各文字 < いちばん重みを置いた入力の文字：",
+        "on_year": "  年を書くときに入力の年に置いた重み：{}",
+        "aligned": "年に置いた重みの最小値：{}、アライメント：{}",
+        "yes": ["いいえ", "はい"],
+        "weights": "重み",
+    },
+    "zh": {
+        "names": {"none": "无", "bahdanau": "Bahdanau", "luong-general": "Luong"},
+        "states": "编码器状态 {}，解码器状态 {}",
+        "step": "解码器的一步：对数几率 {}，权重 {}",
+        "sums": "例 0 的权重之和为 {}",
+        "input": "解码器输入：",
+        "target": "目标输出　：",
+        "untrained": "训练前的损失 {:.3f}；ln({}) = {:.3f}",
+        "train": ["注意力", "参数量", "步数", "最后的训练损失", "验证损失"],
+        "studied": [
+            "下面研究的是随附的模型（各 {} 步）",
+            "下面研究的是在这里训练的模型（各 {} 步）",
+        ],
+        "exact": ["注意力", "完全匹配率"],
+        "verdict": "学会了：{}；注意力比无注意力高 {:.1%}：{}",
+        "same": "同样的 {} 个日期，{!r} 与 {!r}：",
+        "forms": ["注意力", "短写法", "长写法"],
+        "drop": "短写法减长写法：{}；瓶颈：{}",
+        "probe": "{}：{!r} → {!r}；每个输出字符 < 它权重最大的输入字符：",
+        "on_year": "  写年份时放在输入年份上的权重：{}",
+        "aligned": "放在年份上的最小权重：{}；对齐：{}",
+        "yes": ["否", "是"],
+        "weights": "权重",
+    },
+}[LANG]
+NAMES = WORDS["names"]  # the three models, as the tables name them
 torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same numbers anywhere
 
 # %% step seq2seq_model
@@ -35,17 +114,17 @@ states, s = model.encode(src, src_len)  # (B, S, 2H) encoder states, (B, 2H) fir
 y = torch.full((len(pairs),), TGT.index[SOS])  # every answer starts with <sos>
 step_logits, s1, _, w1 = model.step(y, s, torch.zeros_like(s), states, src_len, s)
 width = s.shape[-1]  # the one vector a decoder without attention gets
-print("encoder states", tuple(states.shape), " decoder state", tuple(s.shape))
-print("one decoder step: logits", tuple(step_logits.shape), " weights", tuple(w1.shape))
-print("weights of example 0 sum to", round(w1[0].sum().item(), 6))
+print(WORDS["states"].format(tuple(states.shape), tuple(s.shape)))
+print(WORDS["step"].format(tuple(step_logits.shape), tuple(w1.shape)))
+print(WORDS["sums"].format(round(w1[0].sum().item(), 6)))
 
 # %% step teacher_forcing
-print("decoder input :", [TGT.chars[i] if i > 2 else "<sos>" for i in tgt_in[0].tolist()])
-print("target output :", [TGT.chars[i] if i > 2 else "<eos>" for i in tgt_out[0].tolist()])
+print(WORDS["input"], [TGT.chars[i] if i > 2 else "<sos>" for i in tgt_in[0].tolist()])
+print(WORDS["target"], [TGT.chars[i] if i > 2 else "<eos>" for i in tgt_out[0].tolist()])
 with torch.no_grad():
     logits, _ = model(src, src_len, tgt_in)  # (B, 11, V): every step in one call
     loss0 = sequence_loss(logits, tgt_out).item()
-print(f"untrained loss {loss0:.3f}; ln({len(TGT) - 1}) = {np.log(len(TGT) - 1):.3f}")
+print(WORDS["untrained"].format(loss0, len(TGT) - 1, np.log(len(TGT) - 1)))
 
 # %% step train_seq2seq
 train = TrainConfig(
@@ -61,19 +140,19 @@ train = TrainConfig(
     seed=SEED,
 )
 task = DateTask(splits, SEED, n_val=200)
-models, results = {}, {}
+live, results = {}, {}
 for kind in KINDS:
     torch.manual_seed(SEED)
-    models[kind] = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
-    results[kind] = Trainer(train, None, progress=False).fit(models[kind], task)
-    models[kind].eval()
+    live[kind] = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
+    results[kind] = Trainer(train, None, progress=False).fit(live[kind], task)
+    live[kind].eval()
 print(
     table(
-        ["attention", "parameters", "steps", "last train loss", "val loss"],
+        WORDS["train"],
         [
             (
-                kind,
-                f"{models[kind].num_params():,}",
+                NAMES[kind],
+                f"{live[kind].num_params():,}",
                 r.iters,
                 f"{np.mean(r.train_losses[-20:]):.3f}",
                 f"{r.evals[-1]['val_loss']:.3f}",
@@ -82,6 +161,22 @@ print(
         ],
     )
 )
+models = live  # the models the steps below study
+if not FULL:  # the shipped models: trained by this code with STEPS = SHIPPED_STEPS
+    path = files("attnlab.lessons") / "content" / "lesson7" / "weights.pt"
+    with path.open("rb") as f:
+        shipped = torch.load(f, weights_only=True)  # tensors only: no code runs on loading
+    models = {}
+    for kind in KINDS:
+        models[kind] = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention=kind))
+        models[kind].load_state_dict({k: v.float() for k, v in shipped[kind].items()})
+        models[kind].eval()
+val_batch = encode_batch(task.val)  # the same validation dates for every model
+with torch.no_grad():  # recomputed here, from the weights studied below
+    studied = {kind: task.loss(m, val_batch).item() for kind, m in models.items()}
+studied_steps = STEPS if FULL else SHIPPED_STEPS
+print(WORDS["studied"][FULL].format(studied_steps))
+print(table(WORDS["train"][::4], [(NAMES[k], f"{v:.3f}") for k, v in studied.items()]))
 
 # %% step compare_attention
 test = examples(splits.test[:N_TEST], SEED + 2)  # dates no model has seen
@@ -97,7 +192,7 @@ def right(model, pairs):  # (N,) bool: is each date written exactly right?
 correct = {kind: right(models[kind], test) for kind in KINDS}
 n_test = len(test)
 exact = {kind: c.mean() for kind, c in correct.items()}
-print(table(["attention", "exact match"], [(kind, f"{e:.1%}") for kind, e in exact.items()]))
+print(table(WORDS["exact"], [(NAMES[kind], f"{e:.1%}") for kind, e in exact.items()]))
 for source_text, target in test[:4]:
     answers = {kind: translate(models[kind], source_text).text for kind in KINDS}
     print(f"{source_text!r:32} {target}  " + "  ".join(answers.values()))
@@ -105,7 +200,7 @@ with_attention = min(exact[kind] for kind in KINDS[1:])  # the weaker of the two
 gap = with_attention - exact["none"]
 learned = with_attention >= 0.95  # both write at least 95% of unseen dates exactly right
 beats = learned and gap >= 0.05  # and both are clearly ahead of the model without
-print(f"learned: {learned}; attention ahead of none by {gap:.1%}: {beats}")
+print(WORDS["verdict"].format(WORDS["yes"][bool(learned)], gap, WORDS["yes"][bool(beats)]))
 
 # %% step bottleneck
 BUCKETS = [(0, 12), (13, 19), (20, 24), (25, 99)]  # input lengths in characters
@@ -119,29 +214,29 @@ spread = {kind: max(acc) - min(acc) for kind, acc in by_length.items()}  # best 
 longest_name, n_longest = names[-1], sizes[-1]
 print(
     table(
-        ["attention", *[f"{n} ({k})" for n, k in zip(names, sizes, strict=True)]],
-        [(kind, *[f"{a:.1%}" for a in acc]) for kind, acc in by_length.items()],
+        [WORDS["exact"][0], *[f"{n} ({k})" for n, k in zip(names, sizes, strict=True)]],
+        [(NAMES[kind], *[f"{a:.1%}" for a in acc]) for kind, acc in by_length.items()],
     )
 )
-plot("lesson7_5_by_length", bars(by_length, names, title=LABELS[0], ylabel=LABELS[1]))
+named = {NAMES[kind]: acc for kind, acc in by_length.items()}
+plot("lesson7_5_by_length", bars(named, names, title=LABELS[0], ylabel=LABELS[1]))
 FORMS = ["d month yyyy", "weekday, month d, yyyy"]  # the same dates, written short and long
 same = splits.test[: N_TEST // 4]
 n_same = len(same)
 written = {form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS}
 len_short, len_long = (np.mean([len(x) for x, _ in written[form]]) for form in FORMS)
 short_long = {kind: [right(models[kind], written[form]).mean() for form in FORMS] for kind in KINDS}
-print(f"the same {n_same} dates, {written[FORMS[0]][0][0]!r} vs {written[FORMS[1]][0][0]!r}:")
+print(WORDS["same"].format(n_same, written[FORMS[0]][0][0], written[FORMS[1]][0][0]))
 print(
     table(
-        ["attention", "short", "long"],
-        [(k, *[f"{a:.1%}" for a in v]) for k, v in short_long.items()],
+        WORDS["forms"],
+        [(NAMES[k], *[f"{a:.1%}" for a in v]) for k, v in short_long.items()],
     )
 )
 drop = {kind: short - long for kind, (short, long) in short_long.items()}  # lost to length
 falls = learned and drop["none"] >= 0.05 and drop["none"] >= 2 * max(drop[k] for k in KINDS[1:])
-print(
-    f"short minus long: {', '.join(f'{k} {d:.1%}' for k, d in drop.items())}; bottleneck: {falls}"
-)
+drops = ", ".join(f"{NAMES[k]} {d:.1%}" for k, d in drop.items())
+print(WORDS["drop"].format(drops, WORDS["yes"][bool(falls)]))
 
 # %% step alignment
 PROBES = ["Saturday 9 May 2018", "2018年5月9日", "2018/05/09", "the 9th of May 2018"]
@@ -156,21 +251,22 @@ for kind in KINDS[1:]:  # the two models with attention
         on_year[kind][probe] = float(w[:4, year].sum(1).mean())
         on_end[kind][probe] = float(w[:4, -4:].sum(1).mean())
         alignments[kind, probe] = t.text, w
-        print(f"{kind}: {probe!r} -> {t.text!r}; each output character < the input it weighs most:")
+        print(WORDS["probe"].format(NAMES[kind], probe, t.text))
         print("  " + "  ".join(f"{c}<{probe[w[i].argmax()]}" for i, c in enumerate(t.text)))
-    print(f"  weight on the year while writing it: {[round(v, 2) for v in on_year[kind].values()]}")
+    print(WORDS["on_year"].format([round(v, 2) for v in on_year[kind].values()]))
     for probe in PROBES[:2]:  # the year last, then the year first
         out, w = alignments[kind, probe]
         plot(
             f"lesson7_6_alignment_{kind}_{PROBES.index(probe)}",
-            heat(w, list(out), list(probe), title=kind, xlabel=LABELS[2], ylabel=LABELS[3]),
+            heat(w, list(out), list(probe), title=NAMES[kind], xlabel=LABELS[2], ylabel=LABELS[3]),
         )
 year_min = {kind: min(v.values()) for kind, v in on_year.items()}  # the worst probe
 year_first = PROBES[1]
 chance = {probe: 4 / len(probe) for probe in PROBES}  # evenly spread over the input
 chance_first = chance[year_first]
 aligned = all(year_min[kind] >= 0.5 for kind in KINDS[1:])  # on the year, wherever it stands
-print(f"smallest weight on the year: {year_min}; aligned: {aligned}")
+smallest = ", ".join(f"{NAMES[k]} {v:.0%}" for k, v in year_min.items())
+print(WORDS["aligned"].format(smallest, WORDS["yes"][bool(aligned)]))
 
 
 # %% step recap
@@ -207,7 +303,7 @@ v_ex = torch.randn(4, generator=gen)  # (H,) reads one score out of each mixed v
 scores_ex = torch.tanh(s_ex @ W_s + h_ex @ W_h) @ v_ex  # (S,): the state is added to each h_i
 weights_ex = torch.softmax(scores_ex, dim=0)  # (S,) one weight per input position
 top_ex = int(weights_ex.argmax())
-print("weights", [round(w, 3) for w in weights_ex.tolist()])
+print(WORDS["weights"], [round(w, 3) for w in weights_ex.tolist()])
 
 # %% mistake additive_score no_tanh
 gen = torch.Generator().manual_seed(SEED)
