@@ -35,6 +35,10 @@ def _shares_a_fixture(item) -> bool:
     return False
 
 
+# tests whose runs share a per-process cache of the library: the grader's prepared cases and
+# each case's mistake versions (``grader.prepared``, per exercise and seed), which the 20-seed
+# sweep computes for 7 exercises x 20 seeds; spread over the workers, each paid for all of them
+SHARED_CACHE = {"test_verdict_and_name_are_the_same_for_every_seed": "grade/sweep"}
 # modules whose tests run a lesson (``helpers.lesson_run``, the lesson's states): grouped by lesson
 LESSON_RUNS = {
     "lessons/test_lessons.py",
@@ -63,7 +67,9 @@ def pytest_collection_modifyitems(config, items):
     worker is free."""
     for item in items:
         rel = item.path.relative_to(TESTS)
-        if rel.parts[0] == "explore":
+        if (group := SHARED_CACHE.get(item.originalname)) is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+        elif rel.parts[0] == "explore":
             item.add_marker(pytest.mark.xdist_group("explore"))
         elif rel.as_posix() in LESSON_RUNS and (number := _lesson(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(f"lesson{number}"))

@@ -8,6 +8,7 @@ submodule ``pkg.sub`` only; ``from pkg import name`` to ``pkg`` (its ``__init__`
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import attnlab
@@ -53,6 +54,7 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+@functools.cache  # read once: both tests below walk the same graph (callers only read it)
 def graph() -> dict[str, set[str]]:
     files = {module_name(p): p for p in SRC.rglob("*.py")}
     known = set(files)

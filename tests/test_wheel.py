@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,61 +62,95 @@ def installed(tmp_path_factory) -> Path:
     return site
 
 
-def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+FORKS = Path(__file__).parent / "forks.py"
+# as a learner on a slow machine would: shorter lengths for the timing exercise, then
+# ``python lesson1.py`` in its folder
+SHORTENED = f"""
+import os, re, runpy, sys
+script = open("lesson1.py", encoding="utf-8").read()
+script, n = re.subn(r"^TIMED = \\(.*?\\)", "TIMED = {SHORT_TIMED}", script, count=1, flags=re.M)
+assert n == 1, "no TIMED in the setup"
+open("lesson1.py", "w", encoding="utf-8").write(script)
+sys.argv, sys.path[0] = ["lesson1.py"], os.getcwd()
+runpy.run_path("lesson1.py", run_name="__main__")
+"""
 
 
-def test_the_wheel_carries_its_data_and_is_what_runs(installed, tmp_path):
+@pytest.fixture(scope="module")
+def ran(installed, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """Each test's commands, run from the installed wheel (that folder first on the path, a cwd
+    outside the repository of their own) as forks of one process that imported torch and the
+    wheel's attnlab once (tests/forks.py; with ATTNLAB_TEST_FORKS=0 each a fresh python)."""
+    src = ROOT / "tests/grade/submissions/self_attention__pass__vectorized.py"
     code = (
         "import attnlab, attnlab.viz.fonts as f; "
         "print(attnlab.__file__); print(f.packaged_font_path().is_file())"
     )
-    out = _run(installed, tmp_path, "-c", code)
+    commands = {
+        "data": ["-c", code],
+        "plots": ["-m", "attnlab", "lesson", "1", "--plots", "figs"],
+        "grade": ["-m", "attnlab", "grade", "mine.py", "--format", "json"],
+        "export": ["-m", "attnlab", "lesson", "1", "--export", "l1", "--lang", "zh"],
+        "explore": ["-m", "attnlab", "explore", "--playground", "-o", "pg.html"],
+    }
+    cwds = {key: tmp_path_factory.mktemp(key) for key in commands}
+    (cwds["grade"] / "mine.py").write_bytes(src.read_bytes())
+    jobs = [[key, args, str(cwds[key])] for key, args in commands.items()]
+    jobs.append(["script", ["-c", SHORTENED], str(cwds["export"] / "l1"), "export"])
+    env = {**os.environ, "PYTHONPATH": str(installed), "OMP_NUM_THREADS": "1"}
+    forks = subprocess.run(
+        [sys.executable, str(FORKS), "2"],
+        input="".join(json.dumps(j) + "\n" for j in jobs),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwds["data"],
+        timeout=600,
+    )
+    assert forks.returncode == 0, forks.stderr[-3000:]
+    done = json.loads(forks.stdout)
+    return {
+        key: (subprocess.CompletedProcess(key, *done[key]), cwds.get(key, cwds["export"]))
+        for key in [*commands, "script"]
+    }
+
+
+def test_the_wheel_carries_its_data_and_is_what_runs(installed, ran):
+    out, _ = ran["data"]
     where, has_font = out.stdout.split()
     assert where.startswith(str(installed)) and has_font == "True", out.stderr
     assert (installed / "attnlab/viz/assets/OFL.txt").is_file()
 
 
-def test_lesson_plots_draw_cjk_from_the_wheel(installed, tmp_path):
-    out = _run(installed, tmp_path, "-m", "attnlab", "lesson", "1", "--plots", "figs")
+def test_lesson_plots_draw_cjk_from_the_wheel(ran):
+    out, tmp_path = ran["plots"]
     assert out.returncode == 0, out.stderr
     assert "Glyph" not in out.stderr and "CJK" not in out.stderr, out.stderr
     assert len(list((tmp_path / "figs").glob("*.png"))) >= 3
 
 
-def test_grading_from_the_wheel(installed, tmp_path):
-    src = ROOT / "tests/grade/submissions/self_attention__pass__vectorized.py"
-    (tmp_path / "mine.py").write_bytes(src.read_bytes())
-    out = _run(installed, tmp_path, "-m", "attnlab", "grade", "mine.py", "--format", "json")
+def test_grading_from_the_wheel(ran):
+    out, _ = ran["grade"]
     report = json.loads(out.stdout)
     assert out.returncode == 0 and report["passed"], out.stderr
     if os.environ.get("CI") == "true":
         assert report["isolation"] == "bwrap"
 
 
-def test_lesson_export_from_the_wheel(installed, tmp_path):
-    out = _run(
-        installed, tmp_path, "-m", "attnlab", "lesson", "1", "--export", "l1", "--lang", "zh"
-    )
+def test_lesson_export_from_the_wheel(ran):
+    out, tmp_path = ran["export"]
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "l1/lesson1.ipynb").is_file()
     script = tmp_path / "l1/lesson1.py"
     assert "注意力" in script.read_text(encoding="utf-8")
-    # as a learner on a slow machine would: shorter lengths for the timing exercise
-    setup = re.compile(r"^TIMED = \(.*?\)", re.M)
-    text, n = setup.subn(f"TIMED = {SHORT_TIMED}", script.read_text("utf-8"), count=1)
-    assert n == 1
-    script.write_text(text, encoding="utf-8")
-    ran = _run(installed, tmp_path / "l1", "lesson1.py")
-    assert ran.returncode == 0, ran.stderr
-    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in ran.stdout
+    assert f"TIMED = {SHORT_TIMED}" in script.read_text(encoding="utf-8")  # (shortened, then run)
+    ran_script, _ = ran["script"]
+    assert ran_script.returncode == 0, ran_script.stderr
+    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in ran_script.stdout
 
 
-def test_explorer_page_from_the_wheel(installed, tmp_path):
-    out = _run(installed, tmp_path, "-m", "attnlab", "explore", "--playground", "-o", "pg.html")
+def test_explorer_page_from_the_wheel(ran):
+    out, tmp_path = ran["explore"]
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "pg.html").read_text(encoding="utf-8")
     assert "function playground()" in text and '"mode":"playground"' in text  # assets inside

@@ -301,7 +301,8 @@ def _fresh_env(tmp: Path) -> Path:
 
 def test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson(tmp_path):
     lesson = tmp_path / "lesson"
-    written = lessons.export(1, lesson, "zh", fmt="py", wheel=True)
+    # the timing exercise on short lengths (TIMED), in the export's run and in the script
+    written = lessons.export(1, lesson, "zh", fmt="py", wheel=True, overrides=short(1))
     assert [p.name for p in written] == ["lesson1.py", "attnlab-0.1.0-py3-none-any.whl"]
     python = _fresh_env(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
