@@ -29,9 +29,9 @@ from attnlab.lessons import answers, comments, source
 from helpers import lesson_run
 
 LANGS = ("ja", "zh")
-LOCALIZED_ELSEWHERE = {  # lessons whose print strings another branch translates
-    6: "localized on branch les31 (lesson 6's print strings and tables)",
-    7: "localized on branch les31 (lesson 7's print strings and tables)",
+LOCALIZED_ELSEWHERE = {  # lessons this detector does not read yet, and why
+    6: "localized by a WORDS dict in its setup cell; its output also holds English corpus samples and model text the detector cannot yet tell from prose",
+    7: "localized by a WORDS dict in its setup cell; not yet read by this detector (catalogue-based)",
 }
 
 # Terms a Japanese or Chinese text writes in English too: names of models, libraries, units and
