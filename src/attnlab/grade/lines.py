@@ -14,12 +14,12 @@ from collections.abc import Callable
 from . import variants
 from .diagnosis import Findings, as_float64
 from .exercises import MistakeId
+from .mistakes import LEFT_OUT
 from .tracer import INPUT, Event, after_divergence, locate, record
 
-# The mistakes whose version leaves the mask out where the scores are made: the learner's code has
-# no line for it, so the line named is the first after the scores are made that uses them
+# LEFT_OUT (mistakes.py) are the mistakes whose version leaves the mask out where the scores are
+# made: the learner's code has no line for it, so the line named is the first after the scores are made that uses them
 # unmasked (tracer.locate's next_use), and the report says so (words: line_unmasked).
-LEFT_OUT = frozenset({"mask_ignored", "mask_after_softmax"})
 
 # case index -> the learner's function's events on that case (traced where it runs)
 LearnerTrace = Callable[[int], list[Event]]

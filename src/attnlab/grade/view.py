@@ -128,7 +128,7 @@ def has_points(r: Report) -> bool:
 
 def _where(r: Report, mistake: str, lang: str) -> list[str]:
     """The line a mistake's values first go wrong on, quoted from the graded code."""
-    from .lines import LEFT_OUT  # the mask left out has no line of its own: where it is missed
+    from .mistakes import LEFT_OUT  # a mask left out has no line of its own: where it is missed
 
     code = r.source.splitlines()
     found = []
