@@ -18,8 +18,8 @@ from .mistakes import LEFT_OUT
 from .tracer import INPUT, Event, after_divergence, locate, record
 
 # LEFT_OUT (mistakes.py) are the mistakes whose version leaves the mask out where the scores are
-# made: the learner's code has no line for it, so the line named is the first after the scores are made that uses them
-# unmasked (tracer.locate's next_use), and the report says so (words: line_unmasked).
+# made: the learner's code has no line for it, so the line named is the first after the scores
+# are made that uses them unmasked (tracer.locate's next_use), and the report says so (words: line_unmasked).
 
 # case index -> the learner's function's events on that case (traced where it runs)
 LearnerTrace = Callable[[int], list[Event]]

@@ -535,6 +535,7 @@ def hint(mistake: str, lang: str = "en", level: int = 3) -> str:
     concept, where = STEPS[m.step]
     return concept(lang) if level == 1 else f"{concept(lang)} {where(lang)}"
 
+
 # mistakes that leave a step out: no line holds their value, so the line named is where the
 # unchanged value is next used (grade/lines.py finds it, the report says so)
 LEFT_OUT = frozenset({"mask_ignored", "mask_after_softmax"})
