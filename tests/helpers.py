@@ -231,3 +231,19 @@ def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]
         results = lessons.run(number, lang, seed, out=buf, overrides=short(number))
         _LESSON_RUNS[key] = buf.getvalue(), results
     return _LESSON_RUNS[key]
+
+
+def shared_folder(name: str) -> Path | None:
+    """``../shared/<name>`` beside this checkout, or beside the main checkout of a worktree."""
+    root = Path(__file__).resolve().parents[1]
+    roots = [root]
+    dot_git = root / ".git"
+    if dot_git.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
+        gitdir = Path(dot_git.read_text(encoding="utf-8").split(":", 1)[1].strip())
+        if gitdir.parent.name == "worktrees":
+            roots.append(gitdir.parents[2])
+    for r in roots:
+        folder = r.parent / "shared" / name
+        if folder.is_dir():
+            return folder
+    return None

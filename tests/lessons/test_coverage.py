@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.lessons import source
+from helpers import shared_folder
 
 # (topic, lesson, step id | exercise id | "quiz: words")
 TOPICS = [
@@ -267,17 +268,7 @@ LACKING = {"partial", "missing", "wrong"}
 
 
 def reviews_folder() -> Path | None:
-    """``../shared/reviews`` beside this checkout, or beside the main checkout of a worktree."""
-    root = Path(__file__).resolve().parents[2]
-    roots = [root]
-    dot_git = root / ".git"
-    if dot_git.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
-        gitdir = Path(dot_git.read_text(encoding="utf-8").split(":", 1)[1].strip())
-        if gitdir.parent.name == "worktrees":
-            roots.append(gitdir.parents[2])
-    for r in roots:
-        if (r.parent / "shared" / "reviews").is_dir():
-            return r.parent / "shared" / "reviews"
+    return shared_folder("reviews")
     return None
 
 

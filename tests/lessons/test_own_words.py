@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.lessons import source
+from helpers import shared_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG, LONG_CJK = 12, 6  # a run this long (or with this many CJK characters) is copied text
@@ -160,18 +161,7 @@ def shared_runs(text: str, reference: str) -> list[str]:
 
 
 def course_folder() -> Path | None:
-    """``../shared/course`` beside this checkout, or beside the main checkout of a worktree."""
-    roots = [ROOT]
-    dot_git = ROOT / ".git"
-    if dot_git.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
-        gitdir = Path(dot_git.read_text(encoding="utf-8").split(":", 1)[1].strip())
-        if gitdir.parent.name == "worktrees":
-            roots.append(gitdir.parents[2])
-    for root in roots:
-        folder = root.parent / "shared" / "course"
-        if folder.is_dir():
-            return folder
-    return None
+    return shared_folder("course")
 
 
 @cache
