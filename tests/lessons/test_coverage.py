@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lessons import source
+from attnlab.lessons import runner, source
 from helpers import shared_folder
 
 # (topic, lesson, step id | exercise id | "quiz: words")
@@ -186,14 +186,14 @@ REVIEW_ITEMS: dict[int, tuple[int, str, str | None]] = {
     7: (1, "query_key", None),
     8: (1, "query_key", None),
     9: (1, "learned", None),
-    10: (1, "values", None),
+    10: (1, "values", "The weights say how much; the values say what."),
     11: (1, "causal_mask", None),
     12: (
         1,
         "causal_mask",
         "**Self-attention**: the queries, the keys and the values all come from",
     ),
-    13: (1, "sqrt_d", "Step 3 divided its scores by √8 without comment"),
+    13: (1, "sqrt_d", "Step 4 divided its scores by √8 without comment"),
     14: (1, "sqrt_d", None),
     15: (1, "sqrt_d", "autograd's gradient of the softmax with respect to its scores"),
     16: (1, "sqrt_d", "Divided by √d, the scores are back to a spread of about 1"),
@@ -257,6 +257,7 @@ REVIEW_ALSO: dict[int, list[tuple[int, str, str]]] = {
         (4, "vanishing", "an LSTM whose forget gate is held near 1"),
         (4, "clipping", "`nn.utils.clip_grad_norm_`"),
     ],
+    10: [(1, "full_head", "values in step 3")],  # P5: the head recalls the values step
     25: [(1, "quiz: need the causal mask", "a causal kernel may skip future blocks")],  # C2
     46: [(4, "bottleneck", "is measured in lesson 7")],
     60: [(6, "heads", "the chance level"), (7, "alignment", "cannot pass for one that finds")],
@@ -347,3 +348,28 @@ def test_each_item_the_review_found_lacking_names_the_words_of_its_fix():
     assert len(lacking) == 17  # 13 partial, 3 missing, 1 wrong, as the review counts them
     without = sorted(n for n in lacking if REVIEW_ITEMS[n][2] is None)
     assert not without, f"items the review found lacking, mapped without a phrase: {without}"
+
+
+# --- concepts in order (issue 31, item 8; the review's P5) ---
+#
+# A step that relies on a concept comes after the step that teaches it, and points back to it by
+# the number the learner sees in its heading. Each row: (review item, lesson, the step that
+# teaches, the step that relies on it, words of the later step's English prose with {n} for the
+# teaching step's number). Moving a step back behind its user, or renumbering the steps without
+# the prose that names them, fails here.
+IN_ORDER = [
+    (6, 1, "query_key", "values", "Step {n} decided how much 光 takes from each position"),
+    (10, 1, "values", "full_head", "values in step {n}"),
+    (11, 1, "causal_mask", "full_head", "the mask in step {n}"),
+    (13, 1, "causal_mask", "sqrt_d", "Step {n} divided its scores by √8"),
+    (14, 1, "sqrt_d", "full_head", "√d in step {n}"),
+]
+
+
+@pytest.mark.parametrize(("item", "number", "teaches", "uses", "words"), IN_ORDER)
+def test_a_concept_is_taught_before_the_step_that_relies_on_it(item, number, teaches, uses, words):
+    if number not in PRESENT:
+        pytest.skip(f"lesson {number} is not on this branch")
+    at = {c.id: k for k, c in enumerate(runner.steps(number), 1)}  # the numbers in the headings
+    assert at[teaches] < at[uses], (item, f"{teaches} is step {at[teaches]}, {uses} {at[uses]}")
+    assert _flat(words.format(n=at[teaches])) in _en_text(number, uses), (item, uses, words)

@@ -101,12 +101,18 @@ def test_lesson1_section2_golden_numbers_from_the_course():
 
 def test_lesson1_other_steps_compute_what_they_claim():
     _, res = full(1)
-    np.testing.assert_allclose(res[1]["W"][3], [0.25] * 4 + [0])
-    a = res[3]["a"]
+    at = {cell.id: res[k] for k, cell in enumerate(runner.steps(1), 1)}
+    np.testing.assert_allclose(at["averaging"]["W"][3], [0.25] * 4 + [0])
+    values = at["values"]  # 月's value + 1 moves 光's output by 月's weight, in every entry
+    w, v = at["query_key"]["w"], values["v"]
+    np.testing.assert_allclose(values["got"], sum(w[i] * v[i] for i in range(5)))
+    np.testing.assert_allclose(values["moved"], np.full(v.shape[1], w[3]))
+    a = at["causal_mask"]["a"]
     assert np.allclose(a.sum(1), 1) and np.all(np.triu(a, 1) == 0)
-    assert all(r > 0.75 for r in res[4]["raw_max"]) and all(s < 0.6 for s in res[4]["scaled_max"])
-    assert 0 < res[5]["diff"] < 1e-5  # float32 vs torch: rounding only
-    assert res[5]["out"].shape == (5, 8)
+    sqrt_d = at["sqrt_d"]
+    assert all(r > 0.75 for r in sqrt_d["raw_max"]) and all(s < 0.6 for s in sqrt_d["scaled_max"])
+    assert 0 < at["full_head"]["diff"] < 1e-5  # float32 vs torch: rounding only
+    assert at["full_head"]["out"].shape == (5, 8)
 
 
 def test_lesson2_reproduces_the_course_tables():

@@ -115,6 +115,10 @@ def test_wrapped_cjk_never_splits_a_formula_a_shape_or_small_kana():
         assert all("(B, H, T, S)" in r or "(B," not in r for r in rows), (width, rows)
         assert all(not r.endswith(("×", "=")) for r in rows), (width, rows)
         assert not any(r[0] in render.SMALL_KANA for r in rows[1:]), (width, rows)
+    formula = "公式就是论文中的 softmax(Q Kᵀ / √d) V。" * 4  # Kᵀ: one symbol, never split
+    for width in range(24, 80):
+        rows = render.wrap_wide(formula, width).split("\\\n")
+        assert not any(r.startswith("ᵀ") for r in rows), (width, rows)
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -158,7 +158,7 @@ def join_cjk(text: str) -> str:
 
 
 SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"  # never first on a line (kinsoku)
-NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%" + SMALL_KANA)
+NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%ᵀ" + SMALL_KANA)  # ᵀ: "Kᵀ" stays whole
 NO_BREAK_AFTER = set("（(「『〔【")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)

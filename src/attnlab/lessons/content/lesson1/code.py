@@ -46,16 +46,32 @@ print("softmax(scores) ", labeled(CHARS, w))
 print("softmax(5 * s)  ", labeled(CHARS, w5))
 plot("lesson1_2_scores", bars({"softmax(s)": w, "softmax(5 s)": w5}, CHARS))
 
+# %% step values
+rng = np.random.default_rng([SEED, 2])
+W_v = rng.standard_normal((D, D)) / 2  # (D, D): the value projection, random until trained
+v = x @ W_v  # (T, D): one value per character, made from its x of step 1
+got = w @ v  # (D,): what 光 receives: step 2's weights × the values
+v_new = v.copy()
+v_new[3] += 1.0  # 月 hands over another vector; its key, and so every weight, stays
+moved = w @ v_new - got  # (D,): how far each number of 光's output moved
+echo = w @ KEYS  # what 光 would receive if the keys were handed over
+print("v = x @ W_v =")
+print(matrix(v))
+print("w @ v              =", matrix(got, indent=""))
+print("w @ v_new - w @ v  =", matrix(moved, 3, indent=""))
+print("w[3]               =", round(float(w[3]), 3))
+print("w @ KEYS           =", matrix(echo, indent=""))
+
 # %% step causal_mask
 rng = np.random.default_rng([SEED, 3])
 q, k = rng.standard_normal((2, T, 8))  # (T, d) each: random queries and keys, d = 8
-s = q @ k.T / np.sqrt(8)  # (T, T): row t holds query t's scores; why / √8: step 4
+s = q @ k.T / np.sqrt(8)  # (T, T): row t holds query t's scores; why / √8: step 5
 mask = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
 s = np.where(mask, s, -np.inf)  # the future gets -inf, and exp(-inf) = 0
 a = ref.softmax(s)  # (T, T)
 print(matrix(a))
 print("a.sum(axis=1) =", a.sum(axis=1).round(6).tolist())
-plot("lesson1_3_causal", heat(a, CHARS, CHARS))
+plot("lesson1_4_causal", heat(a, CHARS, CHARS))
 
 # %% step sqrt_d
 rows, raw_max, scaled_max, grads = [], [], [], {}
@@ -78,7 +94,7 @@ for d in (16, 64, 256, 1024):
 head = ["d", "s.std()", "√d", "(s/√d).std()", "max raw", "max /√d", "grad raw", "grad /√d"]
 print(table(head, rows))
 fade = grads[16, "raw"] / grads[1024, "raw"]  # how much the raw gradient shrank
-plot("lesson1_4_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
+plot("lesson1_5_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
 
 # %% step full_head
 import torch.nn.functional as F
@@ -92,25 +108,16 @@ S = Q @ K.T  # 2. score: (T, T)
 S = S / np.sqrt(d_head)  # 3. scale
 S = np.where(mask, S, -np.inf)  # 4. mask
 A = ref.softmax(S)  # 5. softmax: each row sums to 1
-out = A @ V  # 6. weights × values: (T, d_head)
+out = A @ V  # 6. weights × values, as in step 3: (T, d_head)
 theirs = F.scaled_dot_product_attention(*map(torch.from_numpy, (Q, K, V)), is_causal=True)
 diff = np.abs(out - theirs.numpy()).max()
 print("X", X.shape, "-> Q, K, V", Q.shape, "-> out", out.shape)
 print(f"diff = max|out - theirs| = {diff:.1e}  (float32)")
-plot("lesson1_5_head", heat(A, CHARS, CHARS))
-
-# %% step values
-V_new = V.copy()  # (T, d_head)
-V_new[3] += 1.0  # 月 hands over another vector; its key, and so every weight, stays
-out_new = A @ V_new  # the same weights A as in step 5
-moved = np.abs(out_new - out).max(axis=1)  # (T,): how far each position's output moved
-print("moved   =", labeled(CHARS, moved, 3))
-print("A[:, 3] =", labeled(CHARS, A[:, 3], 3))
-print("np.allclose(moved, A[:, 3]) =", np.allclose(moved, A[:, 3], atol=1e-6))
+plot("lesson1_6_head", heat(A, CHARS, CHARS))
 
 # %% step learned
 LR = 0.02  # the learning rate: how big a step
-Wq = torch.tensor(W_q, requires_grad=True)  # (d_model, d_head): step 5's W_q, to be learned
+Wq = torch.tensor(W_q, requires_grad=True)  # (d_model, d_head): step 6's W_q, to be learned
 x_light, K_t = torch.from_numpy(X[4]), torch.from_numpy(K)  # the input of 光; the keys
 
 
@@ -158,7 +165,7 @@ w = ref.softmax(KEYS @ q)
 print(labeled(CHARS, w))
 
 # %% exercise no_mask answer=A_all
-S_all = Q @ K.T / np.sqrt(d_head)  # the head of step 5
+S_all = Q @ K.T / np.sqrt(d_head)  # the head of step 6
 S_all = np.where(mask, S_all, -np.inf)  # TODO: attend to every position
 A_all = ref.softmax(S_all)
 out_all = A_all @ V
@@ -245,7 +252,7 @@ from matplotlib.figure import Figure
 
 fig = Figure(figsize=(4, 4))
 ax = fig.subplots()
-# TODO: draw A of step 5 with ax.imshow, the characters on both axes, and a colour bar
+# TODO: draw A of step 6 with ax.imshow, the characters on both axes, and a colour bar
 drawn = {  # what the check reads from your figure
     "cells": [im.get_array() for im in ax.images],
     "keys": [label.get_text() for label in ax.get_xticklabels()],
