@@ -140,6 +140,15 @@ def test_no_space_between_two_cjk_characters_the_source_does_not_have(lang):
                     assert around in text, f"lesson {number} {lang} {key}: …{line.strip()}…"
 
 
+def test_wrapped_chinese_never_opens_a_line_with_a_closing_quote_nor_ends_one_on_an_opening():
+    text = "把“je suis un chat”译成“I am a cat”，再看“un”的权重。" * 4
+    for width in range(16, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert "".join("".join(rows).split()) == "".join(text.split()), (width, rows)
+        assert not any(r[0] in "”’" for r in rows[1:]), (width, rows)
+        assert not any(r.endswith(("“", "‘")) for r in rows), (width, rows)
+
+
 def test_wrapped_cjk_never_splits_a_formula_a_shape_or_small_kana():
     text = "形は (B, H, T, S) です。" * 4 + "ヘッドごとに T × T 個のスコア、キー K = X W_K。" * 4
     for width in range(24, 80):

@@ -177,8 +177,8 @@ def join_cjk(text: str) -> str:
 
 
 SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"  # never first on a line (kinsoku)
-NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%" + SMALL_KANA)
-NO_BREAK_AFTER = set("（(「『〔【")
+NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%”’" + SMALL_KANA)
+NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
