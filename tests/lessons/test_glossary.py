@@ -87,22 +87,50 @@ def test_each_glossary_names_one_term_per_concept_and_flags_competing_ones():
     for fine in ("型には注意が必要です。", "式は softmax(Q Kᵀ / √d) V です。", "`softmax` を使う"):
         assert not offenders(fine, "ja"), fine
     assert not offenders("得分", "zh") and not offenders("数值、中位数和最大值", "zh")
+    # a lesson's numbered part is a 節 / 第 N 节; a decoder, ring or training step stays a step
+    for part in ("`w_h[0]` はステップ 5 の表", "1 節からステップ\n5 まで", "最後の演習では"):
+        assert offenders(part, "ja"), part
+    for part in ("正是第 5 步的那张表", "本课第 1 步到第 5 步", "应像第9步那样"):
+        assert offenders(part, "zh"), part
+    for step in ("ステップ 3 の間違いがステップ 4〜10 を", "11 ステップ", "ステップ {s}", "5 節"):
+        assert not offenders(step, "ja"), step
+    for step in ("第 3 步的错误不会把第 4 到第 10 步带偏", "第 {s} 步", "每一步", "第 5 节"):
+        assert not offenders(step, "zh"), step
 
 
 # Lessons 6 and 7 are localized on branch les31; their prose and catalogues follow the glossary
 # there. The lead switches them on at the merge by emptying this.
 ELSEWHERE: dict[int, str] = {}  # lessons not yet following the glossary
 
+# Findings in files that other branches edit this round: (lesson, lang, concept) -> where. A
+# lesson whose only findings are these xfails; it passes once they are gone, and any other
+# finding still fails it. Empty this when lesson 1 and lesson 5's comments follow the glossary.
+PENDING: dict[tuple[int, str, str], str] = {
+    (
+        1,
+        "ja",
+        "section",
+    ): "lesson 1's ja.md calls its parts ステップ N (branch les1 renumbers them)",
+    (1, "zh", "section"): "lesson 1's zh.md and comments call its parts 第 N 步 (branch les1)",
+    (1, "ja", "exercise"): "lesson 1 ja: 演習「因果マスクを外す」, comment 'timing の演習' (les1)",
+    (5, "ja", "exercise"): "lesson 5's comment 'tiles の演習' (its catalogue: branch i18n67)",
+}
+
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("number", source.lessons())
 def test_lessons_use_one_term_per_concept(number, lang):
-    found = []
+    found, pending, why = [], [], set()
     for where, text in lesson_texts(number, lang).items():
-        found += [f"lesson {number} {where}: {o}" for o in offenders(text, lang)]
+        for o in offenders(text, lang):
+            listed = PENDING.get((number, lang, o.split(":")[0]))  # offenders: "concept: …"
+            (pending if listed else found).append(f"lesson {number} {where}: {o}")
+            why |= {listed} if listed else set()
     if found and number in ELSEWHERE:
         pytest.xfail(ELSEWHERE[number] + ":\n" + "\n".join(found))
     assert not found, "\n".join(found)
+    if pending:
+        pytest.xfail("; ".join(sorted(why)) + ":\n" + "\n".join(pending))
 
 
 PACKAGES = ("attnlab.grade", "attnlab.lessons", "attnlab.book")

@@ -107,6 +107,48 @@ def test_a_line_after_a_long_vowel_keeps_its_space_before_latin_text():
     assert joined.endswith("次の文です。")
 
 
+def test_a_list_items_next_line_and_a_line_opening_with_a_quote_join_without_a_space():
+    joined = render.join_lines(
+        "- dot：内積は次元とともに\n  大きくなります。\n- b\n所以\n“狗咬人”和\n“人咬狗”"
+    )
+    assert joined.splitlines() == [
+        "- dot：内積は次元とともに大きくなります。",
+        "- b 所以“狗咬人”和“人咬狗”",
+    ]
+    assert (
+        render.join_lines("- a list item\n  goes on\nsaid “so”\nand")
+        == "- a list item goes on said “so” and"
+    )
+    page = render.join_cjk(
+        "- dot：内積は次元とともに\n  大きくなります。\n\n所以\n“狗咬人”和\n“人咬狗”"
+    )
+    assert page == "- dot：内積は次元とともに大きくなります。\n\n所以“狗咬人”和“人咬狗”"
+
+
+_STRAY = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff“”]) (?=[\u3040-\u30ff\u4e00-\u9fff“”])")
+
+
+@pytest.mark.parametrize("lang", ["ja", "zh"])
+def test_no_space_between_two_cjk_characters_the_source_does_not_have(lang):
+    """A space the learner sees between two CJK characters (or a curly quote and one) is in
+    the source line itself, never one that a line join put in."""
+    for number in source.lessons():
+        for key, text in _texts(number, lang).items():
+            for line in _prose(text).splitlines():
+                for m in _STRAY.finditer(line):
+                    around = line[m.start() - 1 : m.end() + 1]
+                    assert around in text, f"lesson {number} {lang} {key}: …{line.strip()}…"
+
+
+def test_wrapped_chinese_never_opens_a_line_with_a_closing_quote_nor_ends_one_on_an_opening():
+    text = "把“je suis un chat”译成“I am a cat”，再看“un”的权重。" * 4
+    for width in range(16, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert "".join("".join(rows).split()) == "".join(text.split()), (width, rows)
+        assert not any(r[0] in "”’" for r in rows[1:]), (width, rows)
+        assert not any(r.endswith(("“", "‘")) for r in rows), (width, rows)
+
+
 def test_wrapped_cjk_never_splits_a_formula_a_shape_or_small_kana():
     text = "形は (B, H, T, S) です。" * 4 + "ヘッドごとに T × T 個のスコア、キー K = X W_K。" * 4
     for width in range(24, 80):

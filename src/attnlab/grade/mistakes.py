@@ -210,7 +210,7 @@ ENTRIES = [
         "heads_interleaved", "heads",
         "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k, not every h-th column.",
         "ヘッド i が使うのは i*d_k から (i+1)*d_k までの連続した列です。h 列おきではありません。",
-        "第 i 个头取连续的列切片，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
+        "头 i 取连续的列切片，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
         heads=[
             {"split": "interleaved"},
             {"split": "interleaved", "join": "interleaved"},
@@ -331,7 +331,7 @@ ENTRIES = [
     _m(
         "missing_function", "contract",
         "The function the exercise asks for is not defined: check its name and signature in the starter.",
-        "課題の関数が定義されていません。スターターファイルの関数名と引数を確認してください。",
+        "練習問題の関数が定義されていません。スターターファイルの関数名と引数を確認してください。",
         "练习要求的函数没有定义：请对照起始文件检查函数名和参数。",
     ),
     _m(
@@ -344,12 +344,12 @@ ENTRIES = [
         "grader_tampering", "contract",
         "The code replaces parts of NumPy, Python or the grader's report; that changes nothing here (the check runs elsewhere) but it is not allowed.",
         "コードが NumPy や Python、採点レポートの一部を置き換えています。採点は別の場所で行うので効果はありませんが、禁止されています。",
-        "代码替换或伪造了 NumPy、Python 或评分报告的一部分；这在这里不起作用（检查在别处运行），但这是不允许的。",
+        "代码替换了 NumPy、Python 或评分报告的一部分；这在这里不起作用（检查在别处运行），但这是不允许的。",
     ),
     _m(
         "forbidden_import", "contract",
         "This exercise allows NumPy and the standard library only (no torch, no attnlab, by any route).",
-        "この課題で使えるのは NumPy と標準ライブラリだけです（torch や attnlab は、どんな方法でも使えません）。",
+        "この練習問題で使えるのは NumPy と標準ライブラリだけです（torch や attnlab は、どんな方法でも使えません）。",
         "本练习只允许使用 NumPy 和标准库（不能用 torch，也不能用 attnlab，无论通过什么方式）。",
     ),
     # ---- code ------------------------------------------------------------------------------
@@ -501,7 +501,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "contract": (
         Text(
             "The function must follow the exercise's contract: its name, arguments and return value.",
-            "関数は課題の仕様（名前・引数・戻り値）に従う必要があります。",
+            "関数は練習問題の仕様（名前・引数・戻り値）に従う必要があります。",
             "函数必须遵守练习的约定：名字、参数和返回值。",
         ),
         Text(

@@ -26,14 +26,14 @@ WORDS = {
     "yours": Text(
         "{name} on {case}: yours | expected (* = wrong cell)",
         "{name}（{case}）：あなたの値 | 期待値（* = 違うセル）",
-        "{name}（{case}）：你的 | 期望值（* = 错误的单元格）",
+        "{name}（{case}）：你的值 | 期望值（* = 错误的单元格）",
     ),
     "bwrap": Text("isolation: bwrap sandbox", "隔離：bwrap サンドボックス", "隔离：bwrap 沙箱"),
     "process": Text(
         "isolation: process only (no bwrap): the code ran outside a sandbox, as a user of its "
         "own when grading as root, otherwise with your user's rights",
         "隔離：プロセスのみ（bwrap なし）：コードはサンドボックスの外で実行されました。root で採点した"
-        "ときは専用のユーザーとして、それ以外はあなたのユーザー権限で動いています",
+        "ときは専用のユーザーとして、それ以外はあなたのユーザー権限で動きました",
         "隔离：仅进程（没有 bwrap）：代码在沙箱之外运行；以 root 评分时使用专门的用户，否则以你的用户权限运行",
     ),
     "in-process": Text(

@@ -129,24 +129,43 @@ def _wide(ch: str) -> bool:
 
 
 def join_lines(text: str) -> str:
-    """Paragraph lines joined into one line, without the space Markdown would put between
-    two CJK characters (a Japanese or Chinese sentence broken over two source lines)."""
+    """Paragraph and list-item lines joined into one line, without the space Markdown would
+    put between two CJK characters (a Japanese or Chinese sentence broken over two source
+    lines, a list item's continuation line, a line that starts with “ after Chinese text)."""
     out: list[str] = []
     for line in text.splitlines():
         prev = out[-1] if out else ""
-        if out and not _BLOCK.match(line) and prev.strip() and not _BLOCK.match(prev):
+        if out and not _BLOCK.match(line) and prev.strip() and _continues(prev):
             last, first = prev.rstrip()[-1], line.lstrip()[0]
-            # no space between two CJK characters, nor after full-width punctuation (。、：);
-            # a space after キー or ・ before Latin text ("キー K"): they are not punctuation
-            sep = "" if _wide(last) and (_wide(first) or last in CLOSING) else " "
-            out[-1] = prev.rstrip() + sep + line.lstrip()
+            out[-1] = prev.rstrip() + _separator(last, first) + line.lstrip()
         else:
             out.append(line)
     return "\n".join(out)
 
 
+def _continues(prev: str) -> bool:
+    """Whether a line after ``prev`` belongs to the same paragraph or list item."""
+    return not _BLOCK.match(prev) or bool(_ITEM.match(prev))
+
+
+QUOTES = "“”‘’"  # curly quotes: ambiguous width, set tight against Chinese text
+
+
+def _separator(last: str, first: str) -> str:
+    """The space between two joined lines: none between two CJK characters (a curly quote
+    next to one counts as one), nor after full-width punctuation (。、：); a space after キー
+    or ・ before Latin text ("キー K"): they are not punctuation."""
+    if not (_wide(last) or _wide(first)):
+        return " "
+    tight = (_wide(last) or last in QUOTES) and (_wide(first) or first in QUOTES)
+    return "" if tight or (_wide(last) and last in CLOSING) else " "
+
+
 CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
-_CJK_BREAK = re.compile(f"(?<=[{CJK}])\n(?=[{CJK}])|(?<=[。、，：；！？])\n(?=[^\\s|#>*+-])")
+_CJK_BREAK = re.compile(
+    f"(?<=[{CJK}{QUOTES}])\n[ \t]*(?=[{CJK}])|(?<=[{CJK}])\n[ \t]*(?=[{QUOTES}])"
+    f"|(?<=[。、，：；！？])\n(?=[^\\s|#>*+-])"
+)
 
 
 def join_cjk(text: str) -> str:
@@ -158,8 +177,9 @@ def join_cjk(text: str) -> str:
 
 
 SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"  # never first on a line (kinsoku)
-NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%ᵀ" + SMALL_KANA)  # ᵀ: "Kᵀ" stays whole
-NO_BREAK_AFTER = set("（(「『〔【")
+# never first on a line; ᵀ keeps "Kᵀ" whole
+NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%”’ᵀ" + SMALL_KANA)
+NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
