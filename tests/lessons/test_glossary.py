@@ -106,13 +106,6 @@ ELSEWHERE: dict[int, str] = {}  # lessons not yet following the glossary
 # lesson whose only findings are these xfails; it passes once they are gone, and any other
 # finding still fails it. Empty this when lesson 1 and lesson 5's comments follow the glossary.
 PENDING: dict[tuple[int, str, str], str] = {
-    (
-        1,
-        "ja",
-        "section",
-    ): "lesson 1's ja.md calls its parts ステップ N (branch les1 renumbers them)",
-    (1, "zh", "section"): "lesson 1's zh.md and comments call its parts 第 N 步 (branch les1)",
-    (1, "ja", "exercise"): "lesson 1 ja: 演習「因果マスクを外す」, comment 'timing の演習' (les1)",
     (5, "ja", "exercise"): "lesson 5's comment 'tiles の演習' (its catalogue: branch i18n67)",
 }
 

@@ -429,6 +429,23 @@ The key is matched; the value is passed on.
     assert ok is False and "hands over" not in words and "The key is matched" in words
 
 
+def test_an_explanation_wrapped_in_the_source_reads_as_one_paragraph():
+    """The source wraps at 100 columns; the quiz prints the explanation as the reader's
+    paragraph (the terminal wraps it), with no CJK space at the join and items kept apart."""
+    block = """何を割りますか？
+- a) キー
+- b) スコア
+answer: b
+スコアを √d で
+割ります。英語の
+line goes on.
+- 一つめ
+- 二つめ
+"""
+    q = source._question(block)
+    assert q.explanation == "スコアを √d で割ります。英語の line goes on.\n- 一つめ\n- 二つめ"
+
+
 def test_a_review_question_in_the_learners_words_shows_the_model_answer(monkeypatch):
     block = """Why divide the scores by the square root of d?
 model answer: Dot products of random d-dimensional vectors grow like the square root of d;

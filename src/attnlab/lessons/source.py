@@ -199,7 +199,7 @@ def _question(block: str) -> Question:
         question.strip(),
         tuple(choices),
         answers,
-        "\n".join(explanation).strip(),
+        _join(explanation),
         tuple(why),
         _join(model),
     )
