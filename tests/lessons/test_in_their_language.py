@@ -29,7 +29,7 @@ import pytest
 from attnlab.grade import check
 from attnlab.grade.exercises import EXERCISES
 from attnlab.grade.words import MESSAGES, check_message
-from attnlab.lessons import answers, comments, source
+from attnlab.lessons import answers, comments, runner, source
 from helpers import lesson_run
 
 LANGS = ("ja", "zh")
@@ -336,3 +336,18 @@ def test_an_exercise_verdict_in_japanese_shows_the_hint_not_the_mistakes_id():
     assert "unchanged" not in str(report) and words["unchanged"] in str(report)
     english = answers.AnswerReport("query", False, "differs", ["unchanged"], {"unchanged": "x"})
     assert "unchanged: x" in str(english)
+
+
+LANG_KEY = re.compile(r"""["'](?:en|ja|zh)["']\s*:""")
+
+
+@pytest.mark.parametrize("number", source.lessons())
+def test_a_lessons_code_holds_its_words_once_and_shows_one_language(number):
+    """The lesson's printed words are English literals the catalogues translate, not a dict
+    with a key per language in its code (lessons 6 and 7 once had a 100-line WORDS dict in the
+    setup cell, so a Japanese learner read three languages there)."""
+    for cell in source.cells(number):
+        assert not LANG_KEY.search(cell.code), (number, cell.kind, cell.id)
+        shown = runner.code_of(cell, lang="zh", number=number)  # what a zh learner reads
+        assert not re.search(r"[\u3040-\u30ff]", shown), (number, cell.id)  # no Japanese there
+    assert not LANG_KEY.search('FORMS = ["d month yyyy"]') and LANG_KEY.search('{"ja": "x"}')
