@@ -13,11 +13,6 @@ SEED = 0
 LANG = "en"
 SOURCE = ["je", "suis", "un", "chat"]  # the French sentence every step translates
 TARGET = ["I", "am", "a", "cat"]
-LABELS = {  # axis labels of the figures, in the lesson's language
-    "en": ["score function", "source word", "target word"],
-    "ja": ["スコア関数", "入力の単語", "出力の単語"],
-    "zh": ["打分函数", "源句的词", "目标句的词"],
-}[LANG]
 
 # %% step lstm_step
 import torch
@@ -182,7 +177,11 @@ print(table(["score", "scores", "weights"], rows))
 plot(
     "lesson4_7_scores",
     heat(
-        np.stack(list(weights.values())), list(weights), SOURCE, xlabel=LABELS[1], ylabel=LABELS[0]
+        np.stack(list(weights.values())),
+        list(weights),
+        SOURCE,
+        xlabel="source word",
+        ylabel="score function",
     ),
 )
 
@@ -218,7 +217,10 @@ with torch.no_grad():
         print(f"step {t + 1}: input {fed:3s} target {word:3s} weights", a.numpy().round(2))
 alignment = np.stack(alignment)  # (T, S)
 top = alignment.max()
-plot("lesson4_9_walkthrough", heat(alignment, TARGET, SOURCE, xlabel=LABELS[1], ylabel=LABELS[2]))
+plot(
+    "lesson4_9_walkthrough",
+    heat(alignment, TARGET, SOURCE, xlabel="source word", ylabel="target word"),
+)
 
 # %% step types
 rng = np.random.default_rng([SEED, 4])

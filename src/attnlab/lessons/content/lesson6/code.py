@@ -26,146 +26,6 @@ STEPS = 150  # training steps of the GPT trained live here: a short curve to wat
 SHIPPED_STEPS = 1500  # the steps each shipped model trained for, by this same code
 FULL = STEPS >= SHIPPED_STEPS or SEED != 0  # True: study models trained live, not shipped ones
 SEEDS = 2  # the comparison table has each model from this many seeds
-LABELS = {  # figure titles and axis labels, in the lesson's language
-    "en": [
-        "encoder (BERT): sees both sides",
-        "decoder (GPT): sees only the past",
-        "query",
-        "key",
-        "training step",
-        "loss (nats)",
-        "train (smoothed)",
-        "validation",
-        "layer",
-        "head",
-    ],
-    "ja": [
-        "エンコーダ（BERT）：両側を見る",
-        "デコーダ（GPT）：過去だけを見る",
-        "クエリ",
-        "キー",
-        "学習ステップ",
-        "損失（nats）",
-        "学習（平滑化）",
-        "検証",
-        "層",
-        "ヘッド",
-    ],
-    "zh": [
-        "编码器（BERT）：看两侧",
-        "解码器（GPT）：只看过去",
-        "查询",
-        "键",
-        "训练步数",
-        "损失（nats）",
-        "训练（平滑）",
-        "验证",
-        "层",
-        "头",
-    ],
-}[LANG]
-WORDS = {  # what the lesson prints, in its language
-    "en": {
-        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
-        "block": "block(x).shape = {}  parameters: {}",
-        "ln": "after LayerNorm: |mean| <= {:.1e}, std = {:.3f}",
-        "same": "our block vs attnlab's GPT block: max difference {:.1e}",
-        "grad": "gradient at the input of 12 blocks: with residuals {:.2e}, without {:.2e}",
-        "moved": ["", "mask", "positions changed"],
-        "masks": {"encoder": ("encoder", "all True"), "decoder": ("decoder", "lower triangle")},
-        "bert": "BERT reads {!r} and must fill {}",
-        "gpt": "GPT reads {!r} and predicts, at each of {} positions, the next:",
-        "shifted": "(x shifted by one: the next character at each position)",
-        "corpus": "{:,} characters, vocabulary {}, GPT with {:,} parameters",
-        "untrained": "untrained loss {:.3f}; ln(vocabulary) = {:.3f}",
-        "curve": ["step", "train loss", "val loss", "val perplexity"],
-        "studied": [
-            "studied below: the shipped GPT, {} steps",
-            "studied below: this GPT, {} steps",
-        ],
-        "val": "its validation loss, measured here: {:.3f}",
-        "ppl": ["model", "perplexity"],
-        "ppl_rows": ["uniform guess", "character frequencies", "untrained GPT", "studied GPT"],
-        "sample": "T = {}: {!r}  ({:.0%} real words)",
-        "spread": ["T", "top probability", "entropy (nats)"],
-        "patterns": {
-            "previous": "previous",
-            "first": "first",
-            "space": "space",
-            "line_start": "line start",
-        },
-        "heads": ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
-        "pairs": "layer {}, head {}: each character and the one it attends to most",
-        "table": ["model", "parameters", "seed {}", "mean", "spread"],
-        "reach": "gradient 32 steps back / at the last step: {}",
-    },
-    "ja": {
-        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
-        "block": "block(x).shape = {}  パラメータ数：{}",
-        "ln": "LayerNorm の後：|平均| <= {:.1e}、標準偏差 = {:.3f}",
-        "same": "自作のブロックと attnlab の GPT のブロックの差の最大値：{:.1e}",
-        "grad": "12 ブロックの入力での勾配：残差接続あり {:.2e}、なし {:.2e}",
-        "moved": ["", "マスク", "変わった位置"],
-        "masks": {"encoder": ("エンコーダ", "すべて True"), "decoder": ("デコーダ", "下三角")},
-        "bert": "BERT は {!r} を読み、{} を埋める",
-        "gpt": "GPT は {!r} を読み、{} 個の位置それぞれで次の文字を予測する：",
-        "shifted": "（x を一つずらしたもの：各位置の次の文字）",
-        "corpus": "{:,} 文字、語彙 {}、GPT のパラメータ数 {:,}",
-        "untrained": "学習前の損失 {:.3f}、ln(語彙数) = {:.3f}",
-        "curve": ["ステップ", "学習損失", "検証損失", "検証パープレキシティ"],
-        "studied": [
-            "以下で調べるのは同梱の GPT（{} ステップ）",
-            "以下で調べるのはこの GPT（{} ステップ）",
-        ],
-        "val": "その検証損失（ここで計算）：{:.3f}",
-        "ppl": ["モデル", "パープレキシティ"],
-        "ppl_rows": ["一様な推測", "文字の頻度", "学習前の GPT", "調べる GPT"],
-        "sample": "T = {}：{!r}（実在の単語 {:.0%}）",
-        "spread": ["T", "最大の確率", "エントロピー（nats）"],
-        "patterns": {
-            "previous": "直前の文字",
-            "first": "最初の文字",
-            "space": "直前の空白",
-            "line_start": "行頭",
-        },
-        "heads": ["パターン", "最良（層、ヘッド）", "そこへの重み", "均等なアテンション", "倍率"],
-        "pairs": "層 {}、ヘッド {}：各文字と、いちばん重みを置く文字",
-        "table": ["モデル", "パラメータ数", "シード {}", "平均", "ばらつき"],
-        "reach": "32 ステップ前の勾配 / 最後のステップの勾配：{}",
-    },
-    "zh": {
-        "names": {"gpt": "GPT", "rnn": "RNN", "lstm": "LSTM", "gru": "GRU"},
-        "block": "block(x).shape = {}  参数量：{}",
-        "ln": "LayerNorm 之后：|均值| <= {:.1e}，标准差 = {:.3f}",
-        "same": "我们的块与 attnlab 的 GPT 块之间的最大差：{:.1e}",
-        "grad": "12 个块输入处的梯度：有残差连接 {:.2e}，没有 {:.2e}",
-        "moved": ["", "掩码", "变化的位置"],
-        "masks": {"encoder": ("编码器", "全为 True"), "decoder": ("解码器", "下三角")},
-        "bert": "BERT 读入 {!r}，要填出 {}",
-        "gpt": "GPT 读入 {!r}，在 {} 个位置上各预测下一个字符：",
-        "shifted": "（x 移一位：每个位置的下一个字符）",
-        "corpus": "{:,} 个字符，词表 {}，GPT 参数量 {:,}",
-        "untrained": "训练前的损失 {:.3f}；ln(词表大小) = {:.3f}",
-        "curve": ["步数", "训练损失", "验证损失", "验证困惑度"],
-        "studied": ["下面研究的是随附的 GPT（{} 步）", "下面研究的是这个 GPT（{} 步）"],
-        "val": "它的验证损失（在这里计算）：{:.3f}",
-        "ppl": ["模型", "困惑度"],
-        "ppl_rows": ["均匀猜测", "字符频率", "训练前的 GPT", "研究的 GPT"],
-        "sample": "T = {}：{!r}（真实单词 {:.0%}）",
-        "spread": ["T", "最大概率", "熵（nats）"],
-        "patterns": {
-            "previous": "前一个字符",
-            "first": "第一个字符",
-            "space": "前面的空格",
-            "line_start": "行首",
-        },
-        "heads": ["模式", "最佳（层，头）", "放在那里的权重", "均匀注意力", "倍数"],
-        "pairs": "第 {} 层，第 {} 个头：每个字符和它权重最大的字符",
-        "table": ["模型", "参数量", "种子 {}", "平均", "差距"],
-        "reach": "32 步之前的梯度 / 最后一步的梯度：{}",
-    },
-}[LANG]
-NAMES = WORDS["names"]  # the models of the table, as it names them
 torch.manual_seed(SEED)
 torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same numbers anywhere
 
@@ -221,10 +81,12 @@ for residual in (True, False):
     grads.append(x0.grad.norm().item())  # how much reaches the input, 24 layers down
 grad_res, grad_plain = grads
 n_block = sum(p.numel() for p in block.parameters())
-print(WORDS["block"].format(tuple(block(x).shape), n_block))
-print(WORDS["ln"].format(ln_mean, ln_std))
-print(WORDS["same"].format(same_as_gpt))
-print(WORDS["grad"].format(grad_res, grad_plain))
+print(f"block(x).shape = {tuple(block(x).shape)}  parameters: {n_block}")
+print(f"after LayerNorm: |mean| <= {ln_mean:.1e}, std = {ln_std:.3f}")
+print(f"our block vs attnlab's GPT block: max difference {same_as_gpt:.1e}")
+print(
+    f"gradient at the input of 12 blocks: with residuals {grad_res:.2e}, without {grad_plain:.2e}"
+)
 
 # %% step encoder_decoder
 full = torch.ones(T, T, dtype=torch.bool)  # encoder (BERT): every position sees every other
@@ -238,31 +100,36 @@ with torch.no_grad():
         moved[name] = int((diff > 1e-6).sum())
         _, w = block.attn(block.ln_1(x), attn_mask=mask, need_weights=True)  # (B, H, T, T)
         weights[name] = w[0, 0].numpy()
+moved_enc, moved_dec = moved["encoder"], moved["decoder"]
 print(
     table(
-        WORDS["moved"],
-        [(*WORDS["masks"][name], f"{moved[name]} / {T}") for name in masks],
+        ["", "mask", "positions changed"],
+        [
+            ("encoder (BERT)", "all True", f"{moved_enc} / {T}"),
+            ("decoder (GPT)", "lower triangle", f"{moved_dec} / {T}"),
+        ],
     )
 )
-moved_enc, moved_dec = moved["encoder"], moved["decoder"]
-sentence = "the cat sat on the mat"
+SENTENCE = "the cat sat on the mat"  # data: the lesson's example sentence
 hidden_at = [4, 19]  # BERT's objective: hide a few tokens, predict them from both sides
-bert_input = "".join("_" if i in hidden_at else c for i, c in enumerate(sentence))
-bert_targets = {i: sentence[i] for i in hidden_at}
+bert_input = "".join("_" if i in hidden_at else c for i, c in enumerate(SENTENCE))
+bert_targets = {i: SENTENCE[i] for i in hidden_at}
 # GPT's objective: the next token, at every position
-gpt_targets = [(sentence[i], sentence[i + 1]) for i in range(len(sentence) - 1)]
+gpt_targets = [(SENTENCE[i], SENTENCE[i + 1]) for i in range(len(SENTENCE) - 1)]
 bert_fill = ", ".join(repr(c) for c in bert_targets.values())
-n_next, n_sentence = len(gpt_targets), len(sentence)
-print(WORDS["bert"].format(bert_input, bert_targets))
-print(WORDS["gpt"].format(sentence, len(gpt_targets)))
+n_next, n_sentence = len(gpt_targets), len(SENTENCE)
+print(f"BERT reads {bert_input!r} and must fill {bert_targets}")
+print(f"GPT reads {SENTENCE!r} and predicts, at each of {n_next} positions, the next:")
 print("  " + "  ".join(f"{a}>{b}" for a, b in gpt_targets[:8]) + "  ...")
 plot(
     "lesson6_2_encoder",
-    heat(weights["encoder"], title=LABELS[0], ylabel=LABELS[2], xlabel=LABELS[3]),
+    heat(weights["encoder"], title="encoder (BERT): sees both sides", ylabel="query", xlabel="key"),
 )
 plot(
     "lesson6_2_decoder",
-    heat(weights["decoder"], title=LABELS[1], ylabel=LABELS[2], xlabel=LABELS[3]),
+    heat(
+        weights["decoder"], title="decoder (GPT): sees only the past", ylabel="query", xlabel="key"
+    ),
 )
 
 # %% step language_model
@@ -271,8 +138,9 @@ tok = CharTokenizer.from_text(text)
 data = TokenData.from_text(text, tok)  # 90% to train on, 10% to validate
 BLOCK = 64  # characters of context
 xb, yb = data.batch("train", 1, 12, torch.Generator().manual_seed(SEED))
-print("x:", repr(tok.decode(xb[0])))
-print("y:", repr(tok.decode(yb[0])), WORDS["shifted"])
+x_text, y_text = tok.decode(xb[0]), tok.decode(yb[0])  # data: twelve characters of the corpus
+print("x:", repr(x_text))
+print("y:", repr(y_text), "(x shifted by one: the next character at each position)")
 cfg = GPTConfig(vocab_size=tok.vocab_size, block_size=BLOCK, n_layer=2, n_head=4, n_embd=64)
 torch.manual_seed(SEED)
 model = GPT(cfg)
@@ -280,8 +148,8 @@ with torch.no_grad():
     loss0 = model(*data.batch("val", 16, BLOCK, torch.Generator().manual_seed(SEED)))[1].item()
 vocab, n_chars, n_params = tok.vocab_size, len(text), model.num_params()
 log_vocab = math.log(vocab)
-print(WORDS["corpus"].format(n_chars, vocab, n_params))
-print(WORDS["untrained"].format(loss0, log_vocab))
+print(f"{n_chars:,} characters, vocabulary {vocab}, GPT with {n_params:,} parameters")
+print(f"untrained loss {loss0:.3f}; ln(vocabulary) = {log_vocab:.3f}")
 
 # %% step train_gpt
 train = TrainConfig(
@@ -305,7 +173,7 @@ steps = result.iters
 improved = last < first - 0.5  # the validation loss fell clearly (half a nat or more)
 print(
     table(
-        WORDS["curve"],
+        ["step", "train loss", "val loss", "val perplexity"],
         [
             (e["iter"], f"{e['train_loss']:.3f}", f"{e['val_loss']:.3f}", f"{e['val_ppl']:.2f}")
             for e in evals
@@ -314,8 +182,8 @@ print(
 )
 steps_at = np.arange(len(smooth)) + len(losses) - len(smooth)  # the step each point ends at
 val_curve = ([e["iter"] for e in evals], [e["val_loss"] for e in evals])
-curves = {LABELS[6]: (steps_at, smooth), LABELS[7]: val_curve}
-plot("lesson6_4_loss", curve(curves, xlabel=LABELS[4], ylabel=LABELS[5]))
+curves = {"train (smoothed)": (steps_at, smooth), "validation": val_curve}
+plot("lesson6_4_loss", curve(curves, xlabel="training step", ylabel="loss (nats)"))
 live = model  # the GPT trained here, for STEPS steps
 if not FULL:  # the shipped models: trained by this code with STEPS = SHIPPED_STEPS
     with (files("attnlab.lessons") / "content" / "lesson6" / "weights.pt").open("rb") as f:
@@ -334,8 +202,11 @@ def val_loss(m):  # the mean loss on the same validation batches, for any model
 
 
 studied = val_loss(model)  # recomputed here from the weights studied below
-print(WORDS["studied"][FULL].format(studied_steps))
-print(WORDS["val"].format(studied))
+if FULL:
+    print(f"studied below: this GPT, {studied_steps} steps")
+else:
+    print(f"studied below: the shipped GPT, {studied_steps} steps")
+print(f"its validation loss, measured here: {studied:.3f}")
 
 # %% step perplexity
 counts = torch.bincount(data.train, minlength=vocab).double()
@@ -343,14 +214,19 @@ p = counts / counts.sum()  # how often each character occurs
 unigram = -(p[p > 0] * p[p > 0].log()).sum().item()  # the best loss without any context
 ppl_uniform, ppl_unigram = vocab, math.exp(unigram)
 ppl_start, ppl_final = math.exp(loss0), math.exp(studied)
-ppl = dict(zip(WORDS["ppl_rows"], (ppl_uniform, ppl_unigram, ppl_start, ppl_final), strict=True))
-print(table(WORDS["ppl"], [(name, f"{v:.2f}") for name, v in ppl.items()]))
+rows = [
+    ("uniform guess", ppl_uniform),
+    ("character frequencies", ppl_unigram),
+    ("untrained GPT", ppl_start),
+    ("studied GPT", ppl_final),
+]
+print(table(["model", "perplexity"], [(name, f"{v:.2f}") for name, v in rows]))
 uses_context = ppl_final < ppl_unigram  # below the best a model without context can do
 
 # %% step temperature
 model.eval()
-prompt = "The "
-ids = torch.tensor([tok.encode(prompt)])
+PROMPT = "The "  # data: the text every sample starts from
+ids = torch.tensor([tok.encode(PROMPT)])
 with torch.no_grad():
     logits = model(ids)[0][0, -1]  # (vocab,): the scores for the character after the prompt
 spread = {}
@@ -361,13 +237,13 @@ samples = {}
 for temp in (0.0, 0.5, 1.0, 2.0):  # 0: always the most likely character
     g = torch.Generator().manual_seed(SEED)
     new = torch.cat(list(model.generate(ids, 80, temperature=temp, generator=g)))
-    samples[temp] = prompt + tok.decode(new.tolist())
+    samples[temp] = PROMPT + tok.decode(new.tolist())  # data: what the model wrote
 known = set(text.split())  # every word of the training text
 real = {}  # the share of a sample's words that occur in the training text
 for temp, s in samples.items():
     words = s.split()[:-1]  # the last word may be cut off
     real[temp] = sum(w in known for w in words) / max(1, len(words))
-    print(WORDS["sample"].format(temp, s, real[temp]))
+    print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
 real_low, real_high = real[0.5], real[2.0]
 low_words = samples[0.5].split()[:-1]
 n_low, n_distinct = len(low_words), len({w.lower() for w in low_words})
@@ -377,7 +253,7 @@ nonsense_high = reads_like and real_high < real_low - 0.2  # high: invented word
 (top_low, ent_low), (top_high, ent_high) = spread[0.5], spread[2.0]
 print(
     table(
-        WORDS["spread"],
+        ["T", "top probability", "entropy (nats)"],
         [(temp, f"{top:.2f}", f"{h:.2f}") for temp, (top, h) in spread.items()],
     )
 )
@@ -395,11 +271,17 @@ for pattern in PATTERNS:
         continue
     layer, head = (int(i) for i in np.unravel_index(np.nanargmax(share), share.shape))
     found[pattern] = (layer, head, float(share[layer, head]), chance)
+named = {  # each pattern's name in the table
+    "previous": "previous character",
+    "first": "first character",
+    "space": "spaces before",
+    "line_start": "line start",
+}
 print(
     table(
-        WORDS["heads"],
+        ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
         [
-            (WORDS["patterns"][p], f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
+            (named[p], f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
             for p, (la, h, s, c) in found.items()
         ],
     )
@@ -411,7 +293,7 @@ any_clear = any(clear.values())  # some head passes the explorer's test
 prev_clear = above["previous"]  # the best previous-character head, clearly above chance
 prev_ratio = prev_best / prev_chance
 w_head = w_all[layer, head]
-print(WORDS["pairs"].format(layer, head))
+print(f"layer {layer}, head {head}: each character and the one it attends to most")
 print(" ".join(f"{chars[t]}<{chars[w_head[t].argmax()]}" for t in range(1, 16)))
 plot(
     "lesson6_7_head",
@@ -419,9 +301,9 @@ plot(
         w_head[:24, :24],
         chars[:24],
         chars[:24],
-        title=f"{LABELS[8]} {layer} · {LABELS[9]} {head}",
-        ylabel=LABELS[2],
-        xlabel=LABELS[3],
+        title=f"layer {layer} · head {head}",
+        ylabel="query",
+        xlabel="key",
     ),
 )
 
@@ -458,10 +340,10 @@ ppls = {kind: float(np.mean(v)) for kind, v in val.items()}  # the mean over the
 spreads = {kind: max(v) - min(v) for kind, v in val.items()}  # best minus worst seed
 print(
     table(
-        [*WORDS["table"][:2], *[WORDS["table"][2].format(s) for s in seeds], *WORDS["table"][3:]],
+        ["model", "parameters", *[f"seed {s}" for s in seeds], "mean", "spread"],
         [
             (
-                NAMES[k],
+                k.upper(),
                 f"{params[k]:,}",
                 *[f"{x:.2f}" for x in v],
                 f"{ppls[k]:.2f}",
@@ -474,11 +356,11 @@ print(
 best = min(ppls, key=ppls.get)
 runner_up = min((k for k in ppls if k != best), key=ppls.get)
 margin = ppls[runner_up] - ppls[best]
-best_name, runner_name, n_seeds = NAMES[best], NAMES[runner_up], len(seeds)
+best_name, runner_name, n_seeds = best.upper(), runner_up.upper(), len(seeds)
 learned_any = ppls[best] < ppl_unigram  # below the best perplexity without context
 ranked = learned_any and SEEDS > 1 and margin > max(spreads.values())  # beyond the seeds
 rnns = {kind: runs[kind, SEED] for kind in dict(SIZES)}
-plot("lesson6_8_table", bars({"ppl": list(ppls.values())}, [NAMES[k] for k in ppls]))
+plot("lesson6_8_table", bars({"perplexity": list(ppls.values())}, [k.upper() for k in ppls]))
 xv, yv = data.batch("val", 8, BLOCK, torch.Generator().manual_seed(SEED))
 reach = {}
 for kind, rnn in rnns.items():  # backpropagation through time, measured
@@ -487,7 +369,8 @@ for kind, rnn in rnns.items():  # backpropagation through time, measured
     F.cross_entropy(rnn.head(h[:, -1]), yv[:, -1]).backward()  # the last prediction's loss only
     g = emb.grad.norm(dim=(0, 2))  # (T,): how much of its gradient reached each time step
     reach[kind] = (g[-33] / g[-1]).item()  # 32 steps back, relative to the last step
-print(WORDS["reach"].format(", ".join(f"{NAMES[k]} {v:.1e}" for k, v in reach.items())))
+reached = ", ".join(f"{k.upper()} {v:.1e}" for k, v in reach.items())
+print(f"gradient 32 steps back / at the last step: {reached}")
 
 # %% step recap
 

@@ -20,91 +20,12 @@ SHIPPED_STEPS = 800  # the steps the shipped models trained for, by this same co
 FULL = STEPS >= SHIPPED_STEPS or SEED != 0  # True: study models trained live, not shipped ones
 N_TEST = 2000  # unseen dates each model is scored on (fewer: a quicker run)
 KINDS = ["none", "bahdanau", "luong-general"]
-LABELS = {  # figure titles and axis labels, in the lesson's language
-    "en": ["exact match on unseen dates, by input length", "exact match", "input", "output"],
-    "ja": ["未知の日付での完全一致率（入力の長さ別）", "完全一致率", "入力", "出力"],
-    "zh": ["未见过的日期上的完全匹配率（按输入长度）", "完全匹配率", "输入", "输出"],
-}[LANG]
-WORDS = {  # what the lesson prints, in its language
-    "en": {
-        "names": {"none": "none", "bahdanau": "Bahdanau", "luong-general": "Luong"},
-        "states": "encoder states {}, decoder state {}",
-        "step": "one decoder step: logits {}, weights {}",
-        "sums": "weights of example 0 sum to {}",
-        "input": "decoder input :",
-        "target": "target output :",
-        "untrained": "untrained loss {:.3f}; ln({}) = {:.3f}",
-        "train": ["attention", "parameters", "steps", "last train loss", "val loss"],
-        "studied": [
-            "studied below: shipped, {} steps each",
-            "studied below: trained here, {} steps each",
-        ],
-        "exact": ["attention", "exact match"],
-        "verdict": "learned: {}; attention ahead of none by {:.1%}: {}",
-        "same": "the same {} dates, {!r} vs {!r}:",
-        "forms": ["attention", "short", "long"],
-        "drop": "short minus long: {}; bottleneck: {}",
-        "probe": "{}: {!r} -> {!r}; each output character < the input it weighs most:",
-        "on_year": "  weight on the year while writing it: {}",
-        "aligned": "smallest weight on the year: {}; aligned: {}",
-        "yes": ["no", "yes"],
-        "weights": "weights",
-    },
-    "ja": {
-        "names": {"none": "なし", "bahdanau": "Bahdanau", "luong-general": "Luong"},
-        "states": "エンコーダの状態 {}、デコーダの状態 {}",
-        "step": "デコーダの 1 ステップ：ロジット {}、重み {}",
-        "sums": "例 0 の重みの合計 {}",
-        "input": "デコーダの入力：",
-        "target": "目標の出力　：",
-        "untrained": "学習前の損失 {:.3f}、ln({}) = {:.3f}",
-        "train": ["アテンション", "パラメータ数", "ステップ", "最後の学習損失", "検証損失"],
-        "studied": [
-            "以下で調べるのは同梱のモデル（それぞれ {} ステップ）",
-            "以下で調べるのはここで学習したモデル（それぞれ {} ステップ）",
-        ],
-        "exact": ["アテンション", "完全一致率"],
-        "verdict": "学習できた：{}、アテンションなしとの差 {:.1%}：{}",
-        "same": "同じ {} 個の日付、{!r} と {!r}：",
-        "forms": ["アテンション", "短い形", "長い形"],
-        "drop": "短い形から長い形で下がった分：{}、ボトルネック：{}",
-        "probe": "{}：{!r} → {!r}。出力の各文字 < いちばん重みを置いた入力の文字：",
-        "on_year": "  年を書くときに入力の年に置いた重み：{}",
-        "aligned": "年に置いた重みの最小値：{}、アライメント：{}",
-        "yes": ["いいえ", "はい"],
-        "weights": "重み",
-    },
-    "zh": {
-        "names": {"none": "无", "bahdanau": "Bahdanau", "luong-general": "Luong"},
-        "states": "编码器状态 {}，解码器状态 {}",
-        "step": "解码器的一步：对数几率 {}，权重 {}",
-        "sums": "例 0 的权重之和为 {}",
-        "input": "解码器输入：",
-        "target": "目标输出　：",
-        "untrained": "训练前的损失 {:.3f}；ln({}) = {:.3f}",
-        "train": ["注意力", "参数量", "步数", "最后的训练损失", "验证损失"],
-        "studied": [
-            "下面研究的是随附的模型（各 {} 步）",
-            "下面研究的是在这里训练的模型（各 {} 步）",
-        ],
-        "exact": ["注意力", "完全匹配率"],
-        "verdict": "学会了：{}；注意力比无注意力高 {:.1%}：{}",
-        "same": "同样的 {} 个日期，{!r} 与 {!r}：",
-        "forms": ["注意力", "短写法", "长写法"],
-        "drop": "短写法减长写法：{}；瓶颈：{}",
-        "probe": "{}：{!r} → {!r}；每个输出字符 < 它权重最大的输入字符：",
-        "on_year": "  写年份时放在输入年份上的权重：{}",
-        "aligned": "放在年份上的最小权重：{}；对齐：{}",
-        "yes": ["否", "是"],
-        "weights": "权重",
-    },
-}[LANG]
-NAMES = WORDS["names"]  # the three models, as the tables name them
+NAMES = {"none": "no attention", "bahdanau": "Bahdanau", "luong-general": "Luong"}  # in tables
 torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same numbers anywhere
 
 # %% step seq2seq_model
 splits = DateSplits.make(SEED)  # dates split before any text is made
-pairs = examples(splits.train[:5], SEED)
+pairs = examples(splits.train[:5], SEED)  # data: five dates, written and in ISO form
 for source_text, target in pairs:
     print(f"{source_text!r:32} -> {target!r}")
 torch.manual_seed(SEED)
@@ -114,17 +35,17 @@ states, s = model.encode(src, src_len)  # (B, S, 2H) encoder states, (B, 2H) fir
 y = torch.full((len(pairs),), TGT.index[SOS])  # every answer starts with <sos>
 step_logits, s1, _, w1 = model.step(y, s, torch.zeros_like(s), states, src_len, s)
 width = s.shape[-1]  # the one vector a decoder without attention gets
-print(WORDS["states"].format(tuple(states.shape), tuple(s.shape)))
-print(WORDS["step"].format(tuple(step_logits.shape), tuple(w1.shape)))
-print(WORDS["sums"].format(round(w1[0].sum().item(), 6)))
+print(f"encoder states {tuple(states.shape)}, decoder state {tuple(s.shape)}")
+print(f"one decoder step: logits {tuple(step_logits.shape)}, weights {tuple(w1.shape)}")
+print(f"weights of example 0 sum to {round(w1[0].sum().item(), 6)}")
 
 # %% step teacher_forcing
-print(WORDS["input"], [TGT.chars[i] if i > 2 else "<sos>" for i in tgt_in[0].tolist()])
-print(WORDS["target"], [TGT.chars[i] if i > 2 else "<eos>" for i in tgt_out[0].tolist()])
+print("decoder input :", [TGT.chars[i] if i > 2 else "<sos>" for i in tgt_in[0].tolist()])
+print("target output :", [TGT.chars[i] if i > 2 else "<eos>" for i in tgt_out[0].tolist()])
 with torch.no_grad():
     logits, _ = model(src, src_len, tgt_in)  # (B, 11, V): every step in one call
     loss0 = sequence_loss(logits, tgt_out).item()
-print(WORDS["untrained"].format(loss0, len(TGT) - 1, np.log(len(TGT) - 1)))
+print(f"untrained loss {loss0:.3f}; ln({len(TGT) - 1}) = {np.log(len(TGT) - 1):.3f}")
 
 # %% step train_seq2seq
 train = TrainConfig(
@@ -148,7 +69,7 @@ for kind in KINDS:
     live[kind].eval()
 print(
     table(
-        WORDS["train"],
+        ["attention", "parameters", "steps", "last train loss", "val loss"],
         [
             (
                 NAMES[kind],
@@ -175,11 +96,14 @@ val_batch = encode_batch(task.val)  # the same validation dates for every model
 with torch.no_grad():  # recomputed here, from the weights studied below
     studied = {kind: task.loss(m, val_batch).item() for kind, m in models.items()}
 studied_steps = STEPS if FULL else SHIPPED_STEPS
-print(WORDS["studied"][FULL].format(studied_steps))
-print(table(WORDS["train"][::4], [(NAMES[k], f"{v:.3f}") for k, v in studied.items()]))
+if FULL:
+    print(f"studied below: trained here, {studied_steps} steps each")
+else:
+    print(f"studied below: shipped, {studied_steps} steps each")
+print(table(["attention", "val loss"], [(NAMES[k], f"{v:.3f}") for k, v in studied.items()]))
 
 # %% step compare_attention
-test = examples(splits.test[:N_TEST], SEED + 2)  # dates no model has seen
+test = examples(splits.test[:N_TEST], SEED + 2)  # data: dates no model has seen
 
 
 def right(model, pairs):  # (N,) bool: is each date written exactly right?
@@ -192,7 +116,7 @@ def right(model, pairs):  # (N,) bool: is each date written exactly right?
 correct = {kind: right(models[kind], test) for kind in KINDS}
 n_test = len(test)
 exact = {kind: c.mean() for kind, c in correct.items()}
-print(table(WORDS["exact"], [(NAMES[kind], f"{e:.1%}") for kind, e in exact.items()]))
+print(table(["attention", "exact match"], [(NAMES[kind], f"{e:.1%}") for kind, e in exact.items()]))
 for source_text, target in test[:4]:
     answers = {kind: translate(models[kind], source_text).text for kind in KINDS}
     print(f"{source_text!r:32} {target}  " + "  ".join(answers.values()))
@@ -200,7 +124,8 @@ with_attention = min(exact[kind] for kind in KINDS[1:])  # the weaker of the two
 gap = with_attention - exact["none"]
 learned = with_attention >= 0.95  # both write at least 95% of unseen dates exactly right
 beats = learned and gap >= 0.05  # and both are clearly ahead of the model without
-print(WORDS["verdict"].format(WORDS["yes"][bool(learned)], gap, WORDS["yes"][bool(beats)]))
+said = {True: "yes", False: "no"}
+print(f"learned: {said[bool(learned)]}; attention ahead of none by {gap:.1%}: {said[bool(beats)]}")
 
 # %% step bottleneck
 BUCKETS = [(0, 12), (13, 19), (20, 24), (25, 99)]  # input lengths in characters
@@ -214,29 +139,32 @@ spread = {kind: max(acc) - min(acc) for kind, acc in by_length.items()}  # best 
 longest_name, n_longest = names[-1], sizes[-1]
 print(
     table(
-        [WORDS["exact"][0], *[f"{n} ({k})" for n, k in zip(names, sizes, strict=True)]],
+        ["attention", *[f"{n} ({k})" for n, k in zip(names, sizes, strict=True)]],
         [(NAMES[kind], *[f"{a:.1%}" for a in acc]) for kind, acc in by_length.items()],
     )
 )
 named = {NAMES[kind]: acc for kind, acc in by_length.items()}
-plot("lesson7_5_by_length", bars(named, names, title=LABELS[0], ylabel=LABELS[1]))
+title = "exact match on unseen dates, by input length"
+plot("lesson7_5_by_length", bars(named, names, title=title, ylabel="exact match"))
 FORMS = ["d month yyyy", "weekday, month d, yyyy"]  # the same dates, written short and long
 same = splits.test[: N_TEST // 4]
 n_same = len(same)
-written = {form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS}
+written = {  # data: each date in both forms
+    form: [(FORMATS[form](d), d.isoformat()) for d in same] for form in FORMS
+}
 len_short, len_long = (np.mean([len(x) for x, _ in written[form]]) for form in FORMS)
 short_long = {kind: [right(models[kind], written[form]).mean() for form in FORMS] for kind in KINDS}
-print(WORDS["same"].format(n_same, written[FORMS[0]][0][0], written[FORMS[1]][0][0]))
+print(f"the same {n_same} dates, {written[FORMS[0]][0][0]!r} vs {written[FORMS[1]][0][0]!r}:")
 print(
     table(
-        WORDS["forms"],
+        ["attention", "short", "long"],
         [(NAMES[k], *[f"{a:.1%}" for a in v]) for k, v in short_long.items()],
     )
 )
 drop = {kind: short - long for kind, (short, long) in short_long.items()}  # lost to length
 falls = learned and drop["none"] >= 0.05 and drop["none"] >= 2 * max(drop[k] for k in KINDS[1:])
 drops = ", ".join(f"{NAMES[k]} {d:.1%}" for k, d in drop.items())
-print(WORDS["drop"].format(drops, WORDS["yes"][bool(falls)]))
+print(f"short minus long: {drops}; bottleneck: {said[bool(falls)]}")
 
 # %% step alignment
 PROBES = ["Saturday 9 May 2018", "2018年5月9日", "2018/05/09", "the 9th of May 2018"]
@@ -250,15 +178,17 @@ for kind in KINDS[1:]:  # the two models with attention
         year = [probe.index("2018") + i for i in range(4)]  # where the year sits in the input
         on_year[kind][probe] = float(w[:4, year].sum(1).mean())
         on_end[kind][probe] = float(w[:4, -4:].sum(1).mean())
-        alignments[kind, probe] = t.text, w
-        print(WORDS["probe"].format(NAMES[kind], probe, t.text))
+        alignments[kind, probe] = t.text, w  # data: what the model wrote, and its weights
+        print(
+            f"{NAMES[kind]}: {probe!r} -> {t.text!r}; each output character < the input it weighs most:"
+        )
         print("  " + "  ".join(f"{c}<{probe[w[i].argmax()]}" for i, c in enumerate(t.text)))
-    print(WORDS["on_year"].format([round(v, 2) for v in on_year[kind].values()]))
+    print(f"  weight on the year while writing it: {[round(v, 2) for v in on_year[kind].values()]}")
     for probe in PROBES[:2]:  # the year last, then the year first
         out, w = alignments[kind, probe]
         plot(
             f"lesson7_6_alignment_{kind}_{PROBES.index(probe)}",
-            heat(w, list(out), list(probe), title=NAMES[kind], xlabel=LABELS[2], ylabel=LABELS[3]),
+            heat(w, list(out), list(probe), title=NAMES[kind], xlabel="input", ylabel="output"),
         )
 year_min = {kind: min(v.values()) for kind, v in on_year.items()}  # the worst probe
 year_first = PROBES[1]
@@ -266,7 +196,7 @@ chance = {probe: 4 / len(probe) for probe in PROBES}  # evenly spread over the i
 chance_first = chance[year_first]
 aligned = all(year_min[kind] >= 0.5 for kind in KINDS[1:])  # on the year, wherever it stands
 smallest = ", ".join(f"{NAMES[k]} {v:.0%}" for k, v in year_min.items())
-print(WORDS["aligned"].format(smallest, WORDS["yes"][bool(aligned)]))
+print(f"smallest weight on the year: {smallest}; aligned: {said[bool(aligned)]}")
 
 
 # %% step recap
@@ -303,7 +233,7 @@ v_ex = torch.randn(4, generator=gen)  # (H,) reads one score out of each mixed v
 scores_ex = torch.tanh(s_ex @ W_s + h_ex @ W_h) @ v_ex  # (S,): the state is added to each h_i
 weights_ex = torch.softmax(scores_ex, dim=0)  # (S,) one weight per input position
 top_ex = int(weights_ex.argmax())
-print(WORDS["weights"], [round(w, 3) for w in weights_ex.tolist()])
+print("weights", [round(w, 3) for w in weights_ex.tolist()])
 
 # %% mistake additive_score no_tanh
 gen = torch.Generator().manual_seed(SEED)
