@@ -30,13 +30,15 @@ from ..nn import (
 )
 from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
 from ..nn.kv_cache_numpy import (
+    GELU_SCALE,
     NumpyAttention,
     NumpyKV,
     as_array,
     attend,
+    attend_one,
     causal_bias,
     folded,
-    gelu,
+    gelu_scaled,
     linear,
     normalize,
     one_blas_thread,
@@ -209,7 +211,6 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
         return (logits, loss, weights) if need_weights else (logits, loss)
 
-    @torch.inference_mode()
     def generate(
         self,
         idx: Tensor,
@@ -225,24 +226,37 @@ class GPT(nn.Module):
         With the cache, each step feeds only the newest token; when the context reaches
         block_size the window slides: the cache is rebuilt from the last block_size // 2 tokens.
         ``temperature`` 0 is greedy. Without the cache, every step re-runs the last block_size
-        tokens (what nanoGPT's generate does).
+        tokens (what nanoGPT's generate does), under ``torch.inference_mode``.
         """
         if idx.shape[1] == 0:
             raise UserError("generate needs a prompt of at least one token")
         bs = self.config.block_size
-        decoder = _decoder(self) if use_cache else None
-        context = idx
+        with torch.inference_mode():
+            decoder = _decoder(self) if use_cache else None
+        B, n = idx.shape
+        context = torch.empty((B, n + max_new_tokens), dtype=idx.dtype, device=idx.device)
+        context[:, :n] = idx  # filled in place: no copy of the whole context per token
         for _ in range(max_new_tokens):
-            if decoder is None:
-                logits = self(context[:, -bs:])[0][:, -1]
-            elif len(decoder) == 0 or decoder.full():  # the first window, or the window slides
-                keep = bs if len(decoder) == 0 else bs // 2
-                logits = decoder.prefill(context[:, -keep:])
+            if isinstance(decoder, _NumpyDecoder):  # no torch ops: no inference mode to enter
+                logits = _cached_logits(decoder, context[:, :n], bs)
             else:
-                logits = decoder.step(context[:, -1])
+                with torch.inference_mode():
+                    if decoder is None:
+                        logits = self(context[:, max(0, n - bs) : n])[0][:, -1]
+                    else:
+                        logits = _cached_logits(decoder, context[:, :n], bs)
             nxt = sample_next(logits, temperature, top_k, top_p, generator)  # (B,)
-            context = torch.cat([context, nxt[:, None]], dim=1)
+            context[:, n] = nxt
+            n += 1
             yield nxt
+
+
+def _cached_logits(decoder: _Decoder | _NumpyDecoder, context: Tensor, bs: int) -> Tensor:
+    """Logits (B, vocab) after context (B, n) from a decoder that holds all but its last token:
+    the first window, or a new one from the last bs // 2 tokens once the cache holds bs."""
+    if len(decoder) == 0 or decoder.full():
+        return decoder.prefill(context[:, -bs:] if len(decoder) == 0 else context[:, -(bs // 2) :])
+    return decoder.step(context[:, -1])
 
 
 def _layer_norm(ln: nn.LayerNorm) -> tuple:
@@ -347,14 +361,20 @@ class _NumpyBlock(NamedTuple):
         return cls(
             (b.ln_1.eps, b.ln_2.eps),
             NumpyAttention.of(b.attn, b.ln_1),
-            folded(b.mlp.fc.weight, b.mlp.fc.bias, b.ln_2),
-            folded(b.mlp.proj.weight, b.mlp.proj.bias),
+            folded(b.mlp.fc.weight, b.mlp.fc.bias, b.ln_2, out_scale=GELU_SCALE),
+            folded(b.mlp.proj.weight, b.mlp.proj.bias, in_scale=GELU_SCALE),
         )
 
     def __call__(self, x, cache: NumpyKV, rope, bias):
         """Block.forward for the positions after those cached: x (B, T, C) -> (B, T, C)."""
         x += attend(normalize(x, self.eps[0]), self.attn, cache, rope, bias)  # x: the decoder's
-        x += linear(gelu(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
+        return x
+
+    def step(self, x, cache: NumpyKV, rope):
+        """``__call__`` for one new position per sequence: x (B, C) or (C,) -> the same."""
+        x += attend_one(normalize(x, self.eps[0]), self.attn, cache, rope)
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
         return x
 
 
@@ -394,7 +414,20 @@ class _NumpyDecoder:
 
     def step(self, tok: Tensor) -> Tensor:
         """tok (B,) at the next position -> logits (B, vocab) after it."""
-        return self._run(tok.numpy()[:, None])
+        pos = len(self)
+        if pos >= self.size:
+            raise UserError(f"sequence of {pos + 1} positions exceeds block_size {self.size}")
+        x = self.wte[tok.numpy()]  # (B, C), a copy
+        if len(x) == 1:
+            x = x[0]  # (C,): one sequence's step is vector-matrix products (NumpyKV.kt_one)
+        if self.positions is not None:
+            x += self.positions[pos]
+        rope = None if self.rope is None else (self.rope[0][pos, 0], self.rope[1][pos, 0])
+        with one_blas_thread():
+            for block, cache in zip(self.blocks, self.caches, strict=True):
+                x = block.step(x, cache, rope)
+            logits = linear(normalize(x, self.eps), *self.head)
+        return torch.from_numpy(logits.reshape(-1, logits.shape[-1]))  # (B, vocab)
 
     def _run(self, ids: np.ndarray) -> Tensor:
         """ids (B, T) after the cached positions -> logits (B, vocab) of the last one."""

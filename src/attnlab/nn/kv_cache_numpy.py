@@ -37,13 +37,18 @@ def as_array(t: Tensor | None, transpose: bool = False) -> np.ndarray | None:
 
 
 def folded(
-    weight: Tensor, bias: Tensor | None, ln: nn.LayerNorm | None = None
+    weight: Tensor,
+    bias: Tensor | None,
+    ln: nn.LayerNorm | None = None,
+    out_scale: float = 1.0,
+    in_scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``nn.Linear`` weight ``(out, in)`` and bias as ``linear``'s ``(w_t, b)`` arrays, with the
     LayerNorm ``ln`` that feeds it folded in: LN(x) W^T + c = norm(x) (g W^T) + (beta W^T + c),
-    computed in float64, rounded once. ``linear(normalize(x), ...)`` then costs no affine ops."""
-    w_t = weight.detach().t().double()  # (in, out)
-    b = None if bias is None else bias.detach().double()
+    computed in float64, rounded once. ``linear(normalize(x), ...)`` then costs no affine ops.
+    ``out_scale`` multiplies the output (weight and bias), ``in_scale`` the input (weight)."""
+    w_t = weight.detach().t().double() * (out_scale * in_scale)  # (in, out)
+    b = None if bias is None else bias.detach().double() * out_scale
     if ln is not None:
         if ln.bias is not None:
             b = ln.bias.detach().double() @ w_t + (0 if b is None else b)
@@ -56,6 +61,10 @@ def normalize(x: np.ndarray, eps: float) -> np.ndarray:
     """``F.layer_norm`` without its affine part, over the last axis: (x - mean) / sqrt(var +
     eps) (the affine part is folded into the next linear: ``folded``)."""
     n = 1.0 / x.shape[-1]
+    if x.ndim == 1:  # one row (a decoding step of one sequence): scalar statistics
+        xc = x - np.add.reduce(x) * n
+        xc *= 1.0 / math.sqrt(float(np.dot(xc, xc)) * n + eps)
+        return xc
     xc = x - np.add.reduce(x, -1, keepdims=True) * n
     v = np.add.reduce(xc * xc, -1, keepdims=True)
     v *= n
@@ -99,6 +108,8 @@ class NumpyKV:
         self.kt = np.empty((batch, kv_heads, d_k, max_len), np.float32)
         self.v = np.empty((batch, kv_heads, max_len, d_k), np.float32)
         self.max_len, self.len = max_len, 0
+        # what ``attend_one`` writes and reads: one sequence's rows go without the batch axis
+        self.kt_one, self.v_one = (self.kt[0], self.v[0]) if batch == 1 else (self.kt, self.v)
 
     def __len__(self) -> int:
         return self.len
@@ -153,22 +164,28 @@ class NumpyAttention(NamedTuple):
 
 
 def linear(x: np.ndarray, w_t: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """x ``(..., d_in)`` @ w_t ``(d_in, d_out)`` (+ b): one matrix-vector product for a single
-    row (BLAS gemv: half the time of a one-row gemm here), else one 2-D matmul."""
-    rows = x.reshape(-1, x.shape[-1])
-    y = np.dot(rows[0], w_t)[None] if len(rows) == 1 else rows @ w_t
+    """x ``(..., d_in)`` @ w_t ``(d_in, d_out)`` (+ b): a matrix-vector product (BLAS gemv) for
+    one row ``(d_in,)``, else one 2-D matmul."""
+    if x.ndim <= 2:
+        y = np.dot(x, w_t)
+    else:
+        y = np.dot(x.reshape(-1, x.shape[-1]), w_t).reshape(*x.shape[:-1], w_t.shape[1])
     if b is not None:
         y += b
-    return y.reshape(*x.shape[:-1], w_t.shape[1])
+    return y
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
-    """``F.gelu`` (erf form): x * 0.5 * (1 + erf(x / sqrt 2)); NumPy has no erf, torch's is
-    called on the same memory."""
-    e = torch.erf(torch.from_numpy(x * np.float32(math.sqrt(0.5)))).numpy()
+GELU_SCALE = math.sqrt(0.5)  # gelu_scaled's input and output scale, folded into the linears
+
+
+def gelu_scaled(u: np.ndarray) -> np.ndarray:
+    """u (1 + erf u) = sqrt(2) gelu(sqrt(2) u), ``F.gelu``'s erf form with its scales moved
+    out: the linear before computes u = x / sqrt(2), the one after takes the factor
+    1 / sqrt(2) (``folded``'s scales, GELU_SCALE). NumPy has no erf: torch's runs on the same
+    memory."""
+    e = torch.erf(torch.from_numpy(u)).numpy()
     e += 1.0
-    e *= 0.5
-    e *= x
+    e *= u
     return e
 
 
@@ -211,3 +228,29 @@ def attend(
     s /= s.sum(-1, keepdims=True)
     o = (s @ vs[:, :, None]).transpose(0, 3, 1, 2, 4).reshape(B, T, H * D)  # heads in order
     return linear(o, w.out_wt, w.out_b)
+
+
+def attend_one(
+    x: np.ndarray, w: NumpyAttention, cache: NumpyKV, rope: tuple[np.ndarray, np.ndarray] | None
+) -> np.ndarray:
+    """``attend`` for one new position per sequence, in fewer calls (a decoding step's cost is
+    mostly calls): x ``(B, d)``, or ``(d,)`` for a cache of one sequence -> the same shape;
+    rope: cos, sin ``(D,)``."""
+    lead = x.shape[:-1]  # (B,) or ()
+    H, Hkv, D = w.heads, w.kv_heads, w.d_k
+    n = (H + Hkv) * D
+    y = linear(x, w.in_wt, w.in_b)  # (..., d + 2 Hkv D [+ n])
+    qk = y[..., :n].reshape(*lead, H + Hkv, D)
+    if rope is not None:  # rotate: x cos + roll(x) sin, roll(x) computed by the weights
+        qk = qk * rope[0] + y[..., n + Hkv * D :].reshape(*lead, H + Hkv, D) * rope[1]
+    pos, kt, vs = cache.len, cache.kt_one, cache.v_one
+    if pos >= cache.max_len:
+        raise ValueError(f"KV cache holds {cache.max_len} positions; {pos} + 1 do not fit")
+    kt[..., pos] = qk[..., H:, :]
+    vs[..., pos, :] = y[..., n : n + Hkv * D].reshape(*lead, Hkv, D)
+    cache.len = pos = pos + 1
+    s = qk[..., :H, :].reshape(*lead, Hkv, H // Hkv, D) @ kt[..., :pos]  # (..., Hkv, G, S)
+    s -= s.max(-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(-1, keepdims=True)
+    return linear((s @ vs[..., :pos, :]).reshape(*lead, H * D), w.out_wt, w.out_b)
