@@ -236,27 +236,32 @@ class GPT(nn.Module):
         B, n = idx.shape
         context = torch.empty((B, n + max_new_tokens), dtype=idx.dtype, device=idx.device)
         context[:, :n] = idx  # filled in place: no copy of the whole context per token
+        ids = context.numpy() if context.device.type == "cpu" else None  # the same memory
         for _ in range(max_new_tokens):
             if isinstance(decoder, _NumpyDecoder):  # no torch ops: no inference mode to enter
-                logits = _cached_logits(decoder, context[:, :n], bs)
+                logits = _cached_logits(decoder, ids, n, bs)
             else:
                 with torch.inference_mode():
                     if decoder is None:
                         logits = self(context[:, max(0, n - bs) : n])[0][:, -1]
                     else:
-                        logits = _cached_logits(decoder, context[:, :n], bs)
+                        logits = _cached_logits(decoder, context, n, bs)
             nxt = sample_next(logits, temperature, top_k, top_p, generator)  # (B,)
-            context[:, n] = nxt
+            if ids is None:
+                context[:, n] = nxt
+            else:  # NumPy's assignment costs a fraction of torch's
+                ids[:, n] = nxt.numpy()
             n += 1
             yield nxt
 
 
-def _cached_logits(decoder: _Decoder | _NumpyDecoder, context: Tensor, bs: int) -> Tensor:
-    """Logits (B, vocab) after context (B, n) from a decoder that holds all but its last token:
-    the first window, or a new one from the last bs // 2 tokens once the cache holds bs."""
+def _cached_logits(decoder, context, n: int, bs: int) -> Tensor:
+    """Logits (B, vocab) after the first n tokens of context (a Tensor for ``_Decoder``, an
+    array for ``_NumpyDecoder``) from a decoder that holds all but the last: the first window,
+    or a new one from the last bs // 2 once the cache holds bs."""
     if len(decoder) == 0 or decoder.full():
-        return decoder.prefill(context[:, -bs:] if len(decoder) == 0 else context[:, -(bs // 2) :])
-    return decoder.step(context[:, -1])
+        return decoder.prefill(context[:, max(0, n - (bs if len(decoder) == 0 else bs // 2)) : n])
+    return decoder.step(context[:, n - 1])
 
 
 def _layer_norm(ln: nn.LayerNorm) -> tuple:
@@ -406,18 +411,18 @@ class _NumpyDecoder:
     def full(self) -> bool:
         return len(self) >= self.size
 
-    def prefill(self, idx: Tensor) -> Tensor:
+    def prefill(self, idx: np.ndarray | Tensor) -> Tensor:
         """idx (B, T): a new window from position 0 -> logits (B, vocab) of its last position."""
         a = self.blocks[0].attn
         self.caches = [NumpyKV(idx.shape[0], a.kv_heads, a.d_k, self.size) for _ in self.blocks]
-        return self._run(idx.numpy())
+        return self._run(np.asarray(idx))
 
-    def step(self, tok: Tensor) -> Tensor:
+    def step(self, tok: np.ndarray | Tensor) -> Tensor:
         """tok (B,) at the next position -> logits (B, vocab) after it."""
         pos = len(self)
         if pos >= self.size:
             raise UserError(f"sequence of {pos + 1} positions exceeds block_size {self.size}")
-        x = self.wte[tok.numpy()]  # (B, C), a copy
+        x = self.wte[np.asarray(tok)]  # (B, C), a copy
         if len(x) == 1:
             x = x[0]  # (C,): one sequence's step is vector-matrix products (NumpyKV.kt_one)
         if self.positions is not None:

@@ -238,19 +238,19 @@ def attend_one(
     rope: cos, sin ``(D,)``."""
     lead = x.shape[:-1]  # (B,) or ()
     H, Hkv, D = w.heads, w.kv_heads, w.d_k
-    n = (H + Hkv) * D
-    y = linear(x, w.in_wt, w.in_b)  # (..., d + 2 Hkv D [+ n])
-    qk = y[..., :n].reshape(*lead, H + Hkv, D)
+    y = linear(x, w.in_wt, w.in_b).reshape(*lead, -1, D)  # (..., heads of q, k, v [q, k], D)
+    qk = y[..., : H + Hkv, :]
     if rope is not None:  # rotate: x cos + roll(x) sin, roll(x) computed by the weights
-        qk = qk * rope[0] + y[..., n + Hkv * D :].reshape(*lead, H + Hkv, D) * rope[1]
+        qk = qk * rope[0] + y[..., H + 2 * Hkv :, :] * rope[1]
     pos, kt, vs = cache.len, cache.kt_one, cache.v_one
     if pos >= cache.max_len:
         raise ValueError(f"KV cache holds {cache.max_len} positions; {pos} + 1 do not fit")
     kt[..., pos] = qk[..., H:, :]
-    vs[..., pos, :] = y[..., n : n + Hkv * D].reshape(*lead, Hkv, D)
+    vs[..., pos, :] = y[..., H + Hkv : H + 2 * Hkv, :]
     cache.len = pos = pos + 1
-    s = qk[..., :H, :].reshape(*lead, Hkv, H // Hkv, D) @ kt[..., :pos]  # (..., Hkv, G, S)
-    s -= s.max(-1, keepdims=True)
+    q = qk[..., :H, None, :] if H == Hkv else qk[..., :H, :].reshape(*lead, Hkv, H // Hkv, D)
+    s = q @ kt[..., :pos]  # (..., Hkv, G, S): each group of query heads shares its kv head
+    s -= np.maximum.reduce(s, -1, keepdims=True)  # the ufuncs: ndarray.max/sum wrap these
     np.exp(s, out=s)
-    s /= s.sum(-1, keepdims=True)
+    s /= np.add.reduce(s, -1, keepdims=True)
     return linear((s @ vs[..., :pos, :]).reshape(*lead, H * D), w.out_wt, w.out_b)
