@@ -175,3 +175,5 @@ def test_generate_decodes_in_numpy_for_float32_on_the_cpu_and_in_torch_otherwise
     a = torch.cat(list(m64.generate(prompt, 13, temperature=0)))  # stays within block 16
     b = torch.cat(list(m64.generate(prompt, 13, temperature=0, use_cache=False)))
     assert torch.equal(a, b) and len(list(m64.generate(prompt, 40, temperature=0))) == 40
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, 23\)"):
+        next(m.generate(torch.tensor([[3, -1]]), 1))  # NumPy alone would read row 22

@@ -4,7 +4,8 @@ After nanoGPT's ``model.py`` (Karpathy) and GPT-2 (Radford et al., 2019): token 
 positions (learned, sinusoidal or rotary), n pre-LayerNorm blocks of causal multi-head attention
 and an MLP with residual connections, a final LayerNorm, and an output head tied to the token
 embedding. Attention is ``attnlab.nn.MultiHeadAttention`` (torch's fused kernel unless the
-weights are asked for). ``generate`` decodes with a key/value cache.
+weights are asked for). ``generate`` decodes with a key/value cache (for a float32 model on
+the CPU, in NumPy: ``attnlab.nn.kv_cache_numpy``).
 """
 
 from __future__ import annotations
@@ -413,9 +414,14 @@ class _NumpyDecoder:
 
     def prefill(self, idx: np.ndarray | Tensor) -> Tensor:
         """idx (B, T): a new window from position 0 -> logits (B, vocab) of its last position."""
+        ids = np.asarray(idx)
+        if ids.min() < 0 or ids.max() >= len(self.wte):  # NumPy would wrap a negative id
+            raise UserError(
+                f"token ids must be in [0, {len(self.wte)}), got {ids.min()}..{ids.max()}"
+            )
         a = self.blocks[0].attn
-        self.caches = [NumpyKV(idx.shape[0], a.kv_heads, a.d_k, self.size) for _ in self.blocks]
-        return self._run(np.asarray(idx))
+        self.caches = [NumpyKV(ids.shape[0], a.kv_heads, a.d_k, self.size) for _ in self.blocks]
+        return self._run(ids)
 
     def step(self, tok: np.ndarray | Tensor) -> Tensor:
         """tok (B,) at the next position -> logits (B, vocab) after it."""
