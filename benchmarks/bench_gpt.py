@@ -141,10 +141,11 @@ def kv_cache_goal(
     the window slides (the cache is rebuilt from the last block_size // 2 tokens), so a short
     block is the hard case for the cache: at block 64, 500 tokens rebuild it 14 times.
 
-    The cached steps run on one intra-op thread (attnlab.nn.decode.one_thread); re-running the
-    context uses torch's threads. While other work keeps the cores busy, those threads wait on
+    The cached path (a float32 model on the CPU) runs in NumPy with BLAS held to one thread
+    (attnlab.nn.kv_cache_numpy.one_blas_thread); re-running the context is the model's own
+    forward on torch's threads. While other work keeps the cores busy, those threads wait on
     each other and the speed-up swells: compare numbers taken at a low load, or run both on one
-    thread (``--threads 1``)."""
+    thread (``--threads 1``). Wall and CPU seconds are both printed: under load the two differ."""
     for preset, block in shapes or kv_shapes():
         m = {**PRESETS[preset]["model"], "block_size": block, "dropout": 0.0}
         torch.manual_seed(0)
