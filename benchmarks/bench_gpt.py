@@ -123,16 +123,30 @@ def kv_shapes(block: int = 256) -> list[tuple[str, int]]:
     return pairs
 
 
-def kv_cache_goal(new_tokens: int = 500, rounds: int = 3) -> None:
+def parse_shapes(text: str) -> list[tuple[str, int]]:
+    """``tiny:64,nanogpt-cpu:256`` -> [("tiny", 64), ("nanogpt-cpu", 256)]."""
+    pairs = []
+    for item in text.split(","):
+        preset, _, block = item.partition(":")
+        if preset not in PRESETS or not block.isdigit():
+            raise SystemExit(f"--shapes: {item!r} is not PRESET:BLOCK ({', '.join(PRESETS)})")
+        pairs.append((preset, int(block)))
+    return pairs
+
+
+def kv_cache_goal(
+    new_tokens: int = 500, rounds: int = 3, shapes: list[tuple[str, int]] | None = None
+) -> None:
     """Every preset's model shape, at its own block size and at block 256. Past the block size
     the window slides (the cache is rebuilt from the last block_size // 2 tokens), so a short
     block is the hard case for the cache: at block 64, 500 tokens rebuild it 14 times.
 
-    The cached steps run on one intra-op thread (attnlab.nn.decode.one_thread); re-running the
-    context uses torch's threads. While other work keeps the cores busy, those threads wait on
+    The cached path (a float32 model on the CPU) runs in NumPy with BLAS held to one thread
+    (attnlab.nn.kv_cache_numpy.one_blas_thread); re-running the context is the model's own
+    forward on torch's threads. While other work keeps the cores busy, those threads wait on
     each other and the speed-up swells: compare numbers taken at a low load, or run both on one
-    thread (``--threads 1``)."""
-    for preset, block in kv_shapes():
+    thread (``--threads 1``). Wall and CPU seconds are both printed: under load the two differ."""
+    for preset, block in shapes or kv_shapes():
         m = {**PRESETS[preset]["model"], "block_size": block, "dropout": 0.0}
         torch.manual_seed(0)
         model = GPT(GPTConfig(vocab_size=65, **m)).eval()
@@ -167,11 +181,14 @@ def main() -> None:
     ap.add_argument("--skip-train", action="store_true", help="skip part 1 (about 2 minutes)")
     ap.add_argument("--kv-only", action="store_true", help="only part 3 (needs no corpus)")
     ap.add_argument("--threads", type=int, help="torch threads (default: torch's own)")
+    ap.add_argument("--kv-rounds", type=int, default=3, help="interleaved rounds of part 3")
+    ap.add_argument("--shapes", help="part 3 only at these PRESET:BLOCK pairs, comma-separated")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
+    shapes = parse_shapes(a.shapes) if a.shapes else None
     if a.kv_only:
-        kv_cache_goal()
+        kv_cache_goal(rounds=a.kv_rounds, shapes=shapes)
         return
     if not a.corpus.is_file():
         sys.exit(f"{a.corpus}: not found (the shared data folder is absent); pass --corpus FILE")
@@ -179,7 +196,7 @@ def main() -> None:
     if not a.skip_train:
         val_loss_goal(a.corpus)
     throughput_goal(a.corpus, a.nanogpt, a.iters, a.rounds)
-    kv_cache_goal()
+    kv_cache_goal(rounds=a.kv_rounds, shapes=shapes)
 
 
 if __name__ == "__main__":

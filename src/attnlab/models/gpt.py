@@ -4,7 +4,8 @@ After nanoGPT's ``model.py`` (Karpathy) and GPT-2 (Radford et al., 2019): token 
 positions (learned, sinusoidal or rotary), n pre-LayerNorm blocks of causal multi-head attention
 and an MLP with residual connections, a final LayerNorm, and an output head tied to the token
 embedding. Attention is ``attnlab.nn.MultiHeadAttention`` (torch's fused kernel unless the
-weights are asked for). ``generate`` decodes with a key/value cache.
+weights are asked for). ``generate`` decodes with a key/value cache (for a float32 model on
+the CPU, in NumPy: ``attnlab.nn.kv_cache_numpy``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -28,6 +30,20 @@ from ..nn import (
     SinusoidalPositionalEncoding,
 )
 from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
+from ..nn.kv_cache_numpy import (
+    GELU_SCALE,
+    NumpyAttention,
+    NumpyKV,
+    as_array,
+    attend,
+    attend_one,
+    causal_bias,
+    folded,
+    gelu_scaled,
+    linear,
+    normalize,
+    one_blas_thread,
+)
 
 
 @dataclass
@@ -196,7 +212,6 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
         return (logits, loss, weights) if need_weights else (logits, loss)
 
-    @torch.inference_mode()
     def generate(
         self,
         idx: Tensor,
@@ -212,25 +227,42 @@ class GPT(nn.Module):
         With the cache, each step feeds only the newest token; when the context reaches
         block_size the window slides: the cache is rebuilt from the last block_size // 2 tokens.
         ``temperature`` 0 is greedy. Without the cache, every step re-runs the last block_size
-        tokens (what nanoGPT's generate does).
+        tokens (what nanoGPT's generate does), under ``torch.inference_mode``.
         """
         if idx.shape[1] == 0:
             raise UserError("generate needs a prompt of at least one token")
         bs = self.config.block_size
-        decoder: _Decoder | None = None
-        context = idx
+        with torch.inference_mode():
+            decoder = _decoder(self) if use_cache else None
+        B, n = idx.shape
+        context = torch.empty((B, n + max_new_tokens), dtype=idx.dtype, device=idx.device)
+        context[:, :n] = idx  # filled in place: no copy of the whole context per token
+        ids = context.numpy() if context.device.type == "cpu" else None  # the same memory
         for _ in range(max_new_tokens):
-            if not use_cache:
-                logits = self(context[:, -bs:])[0][:, -1]
-            elif decoder is None or decoder.full():
-                keep = context[:, -bs:] if decoder is None else context[:, -(bs // 2) :]
-                decoder = _Decoder(self)
-                logits = decoder.prefill(keep)
+            if isinstance(decoder, _NumpyDecoder):  # no torch ops: no inference mode to enter
+                logits = _cached_logits(decoder, ids, n, bs)
             else:
-                logits = decoder.step(context[:, -1])
+                with torch.inference_mode():
+                    if decoder is None:
+                        logits = self(context[:, max(0, n - bs) : n])[0][:, -1]
+                    else:
+                        logits = _cached_logits(decoder, context, n, bs)
             nxt = sample_next(logits, temperature, top_k, top_p, generator)  # (B,)
-            context = torch.cat([context, nxt[:, None]], dim=1)
+            if ids is None:
+                context[:, n] = nxt
+            else:  # NumPy's assignment costs a fraction of torch's
+                ids[:, n] = nxt.numpy()
+            n += 1
             yield nxt
+
+
+def _cached_logits(decoder, context, n: int, bs: int) -> Tensor:
+    """Logits (B, vocab) after the first n tokens of context (a Tensor for ``_Decoder``, an
+    array for ``_NumpyDecoder``) from a decoder that holds all but the last: the first window,
+    or a new one from the last bs // 2 once the cache holds bs."""
+    if len(decoder) == 0 or decoder.full():
+        return decoder.prefill(context[:, max(0, n - (bs if len(decoder) == 0 else bs // 2)) : n])
+    return decoder.step(context[:, n - 1])
 
 
 def _layer_norm(ln: nn.LayerNorm) -> tuple:
@@ -266,10 +298,11 @@ class _BlockStep(NamedTuple):
 
 
 class _Decoder:
-    """Cached decoding of an evaluating GPT, one token per step, without nn.Module calls.
+    """Cached decoding of an evaluating GPT, one token per step, without nn.Module calls
+    (any device and dtype; ``_NumpyDecoder`` is the float32 CPU one).
 
-    ``prefill`` runs the prompt through the model (filling one preallocated KVCache of
-    block_size positions per layer); each ``step`` then feeds one token per sequence through
+    ``prefill`` runs a window through the model (filling fresh preallocated KVCaches of
+    block_size positions, one per layer); each ``step`` then feeds one token per sequence through
     the tensors gathered here: per-call overhead, not arithmetic, bounds a small model's
     decoding on a CPU. Its logits equal the model's with the same caches.
     """
@@ -277,23 +310,27 @@ class _Decoder:
     def __init__(self, model: GPT):
         cfg = model.config
         self.model, self.size = model, cfg.block_size
-        self.caches = [KVCache(cfg.block_size) for _ in model.blocks]
+        self.caches: list[KVCache] = []
         self.blocks = [_BlockStep.of(b) for b in model.blocks]
         self.ln_f = _layer_norm(model.ln_f)
         self.wte, self.head_t = model.wte.weight, model.lm_head.weight.t()
         self.positions = _position_table(model)  # (block_size, C), or None
         self.rotary = model.blocks[0].attn.rotary  # the same angles in every layer
 
+    def __len__(self) -> int:
+        return len(self.caches[0]) if self.caches else 0
+
     def full(self) -> bool:
-        return len(self.caches[0]) >= self.size
+        return len(self) >= self.size
 
     def prefill(self, idx: Tensor) -> Tensor:
-        """idx (B, T) -> logits (B, vocab) of the last position."""
+        """idx (B, T): a new window from position 0 -> logits (B, vocab) of its last position."""
+        self.caches = [KVCache(self.size) for _ in self.blocks]
         return self.model(idx, caches=self.caches)[0][:, -1]
 
     def step(self, tok: Tensor) -> Tensor:
         """tok (B,) at the next position -> logits (B, vocab) after it."""
-        pos = len(self.caches[0])
+        pos = len(self)
         with one_thread():
             x = F.embedding(tok, self.wte)  # (B, C)
             rope = None
@@ -305,6 +342,120 @@ class _Decoder:
             for block, cache in zip(self.blocks, self.caches, strict=True):
                 x = block(x, cache, rope)
             return linear_t(F.layer_norm(x, *self.ln_f), self.head_t)  # (B, vocab)
+
+
+def _decoder(model: GPT) -> _Decoder | _NumpyDecoder:
+    """The NumPy decoder for a float32 model on the CPU (a NumPy op costs a fraction of a torch
+    op's dispatch), else the torch one."""
+    p = model.wte.weight
+    if p.device.type == "cpu" and p.dtype == torch.float32:
+        return _NumpyDecoder(model)
+    return _Decoder(model)
+
+
+class _NumpyBlock(NamedTuple):
+    """A Block's weights as arrays, each LayerNorm folded into the linear after it
+    (``attnlab.nn.kv_cache_numpy``)."""
+
+    eps: tuple[float, float]  # ln_1's and ln_2's
+    attn: NumpyAttention
+    fc: tuple  # (w_t, b) as linear takes them
+    proj: tuple
+
+    @classmethod
+    def of(cls, b: Block) -> _NumpyBlock:
+        return cls(
+            (b.ln_1.eps, b.ln_2.eps),
+            NumpyAttention.of(b.attn, b.ln_1),
+            folded(b.mlp.fc.weight, b.mlp.fc.bias, b.ln_2, out_scale=GELU_SCALE),
+            folded(b.mlp.proj.weight, b.mlp.proj.bias, in_scale=GELU_SCALE),
+        )
+
+    def __call__(self, x, cache: NumpyKV, rope, bias):
+        """Block.forward for the positions after those cached: x (B, T, C) -> (B, T, C)."""
+        x += attend(normalize(x, self.eps[0]), self.attn, cache, rope, bias)  # x: the decoder's
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
+        return x
+
+    def step(self, x, cache: NumpyKV, rope):
+        """``__call__`` for one new position per sequence: x (B, C) or (C,) -> the same."""
+        x += attend_one(normalize(x, self.eps[0]), self.attn, cache, rope)
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
+        return x
+
+
+class _NumpyDecoder:
+    """``_Decoder``'s job for a float32 model on the CPU, prefill included, in NumPy on
+    weights copied once per ``generate`` call (per-op overhead about a microsecond, against
+    torch's several). Logits equal the model's forward on the same window up to float32
+    rounding (the tests: ``attnlab.parity`` against a float64 oracle, and greedy tokens)."""
+
+    def __init__(self, model: GPT):
+        cfg = model.config
+        self.size = cfg.block_size
+        self.caches: list[NumpyKV] = []
+        self.blocks = [_NumpyBlock.of(b) for b in model.blocks]
+        self.wte = as_array(model.wte.weight)  # (vocab, C)
+        self.eps = model.ln_f.eps
+        self.head = folded(model.lm_head.weight, None, model.ln_f)  # ((C, vocab), bias)
+        table = _position_table(model)
+        self.positions = None if table is None else as_array(table)  # (block_size, C)
+        self.rope = None
+        rotary = model.blocks[0].attn.rotary  # the same angles in every layer
+        if rotary is not None:
+            cos, sin = rotary.angles(self.size, model.wte.weight)  # (block_size, D) each
+            self.rope = as_array(cos)[:, None], as_array(sin)[:, None]  # (block_size, 1, D)
+
+    def __len__(self) -> int:
+        return len(self.caches[0]) if self.caches else 0
+
+    def full(self) -> bool:
+        return len(self) >= self.size
+
+    def prefill(self, idx: np.ndarray | Tensor) -> Tensor:
+        """idx (B, T): a new window from position 0 -> logits (B, vocab) of its last position."""
+        ids = np.asarray(idx)
+        if ids.min() < 0 or ids.max() >= len(self.wte):  # NumPy would wrap a negative id
+            raise UserError(
+                f"token ids must be in [0, {len(self.wte)}), got {ids.min()}..{ids.max()}"
+            )
+        a = self.blocks[0].attn
+        self.caches = [NumpyKV(ids.shape[0], a.kv_heads, a.d_k, self.size) for _ in self.blocks]
+        return self._run(ids)
+
+    def step(self, tok: np.ndarray | Tensor) -> Tensor:
+        """tok (B,) at the next position -> logits (B, vocab) after it."""
+        pos = len(self)
+        if pos >= self.size:
+            raise UserError(f"sequence of {pos + 1} positions exceeds block_size {self.size}")
+        x = self.wte[np.asarray(tok)]  # (B, C), a copy
+        if len(x) == 1:
+            x = x[0]  # (C,): one sequence's step is vector-matrix products (NumpyKV.kt_one)
+        if self.positions is not None:
+            x += self.positions[pos]
+        rope = None if self.rope is None else (self.rope[0][pos, 0], self.rope[1][pos, 0])
+        with one_blas_thread():
+            for block, cache in zip(self.blocks, self.caches, strict=True):
+                x = block.step(x, cache, rope)
+            logits = linear(normalize(x, self.eps), *self.head)
+        return torch.from_numpy(logits.reshape(-1, logits.shape[-1]))  # (B, vocab)
+
+    def _run(self, ids: np.ndarray) -> Tensor:
+        """ids (B, T) after the cached positions -> logits (B, vocab) of the last one."""
+        past, T = len(self), ids.shape[1]
+        if past + T > self.size:
+            raise UserError(f"sequence of {past + T} positions exceeds block_size {self.size}")
+        x = self.wte[ids]  # (B, T, C)
+        if self.positions is not None:
+            x += self.positions[past : past + T]
+        rope = None
+        if self.rope is not None:  # cos, sin (T, 1, D) of the new positions
+            rope = self.rope[0][past : past + T], self.rope[1][past : past + T]
+        bias = causal_bias(T, past)
+        with one_blas_thread():
+            for block, cache in zip(self.blocks, self.caches, strict=True):
+                x = block(x, cache, rope, bias)
+            return torch.from_numpy(linear(normalize(x[:, -1], self.eps), *self.head))
 
 
 def _position_table(model: GPT) -> Tensor | None:
