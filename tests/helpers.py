@@ -268,14 +268,46 @@ def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]
     """The whole terminal lesson (what it printed, what each step assigned) on the short steps,
     run once per (lesson, language, seed) in this process: tests/lessons' modules share it, and
     tests/conftest.py keeps the tests of a lesson that trains on one worker. Callers only read."""
-    from attnlab import lessons
-
     key = (number, lang, seed)
     if key not in _LESSON_RUNS:
-        buf = io.StringIO()
+        _LESSON_RUNS[key] = _run_lesson(number, lang, seed)
+    return _LESSON_RUNS[key][:2]
+
+
+def lesson_steps(number: int, lang: str = "en", seed: int = 0) -> tuple:
+    """The session ``lesson_run``'s run of lesson ``number`` ended with (callers run cells only
+    in forks of it) and the names bound after each step, from that one run."""
+    lesson_run(number, lang, seed)
+    return _LESSON_RUNS[(number, lang, seed)][2:]
+
+
+def _run_lesson(number: int, lang: str, seed: int) -> tuple[str, dict, object, list[set[str]]]:
+    """``lessons.run`` of the lesson, watching its cells run: the session and, after the setup
+    and after each step, the names bound."""
+    from attnlab import lessons
+    from attnlab.lessons import runner, source
+
+    buf, after, real = io.StringIO(), {}, runner.Session.run_cell
+
+    def watched(self, cell, quiet=False):
+        out = real(self, cell, quiet)
+        if cell.kind in ("setup", "step"):
+            after[cell.id or cell.kind] = (self, set(self.ns))
+        return out
+
+    runner.Session.run_cell = watched
+    try:
         results = lessons.run(number, lang, seed, out=buf, overrides=short(number))
-        _LESSON_RUNS[key] = buf.getvalue(), results
-    return _LESSON_RUNS[key]
+    finally:
+        runner.Session.run_cell = real
+    session, bound = after["setup"]
+    names = []
+    for cell in runner.steps(number):  # a step without code runs nothing: it binds nothing
+        session, bound = after.get(cell.id, (session, bound))
+        names.append(bound)
+    assert len(after) == 1 + sum(c.has_code for c in runner.steps(number))
+    assert source.cells(number)[0].kind == "setup"
+    return buf.getvalue(), results, session, names
 
 
 def shared_folder(name: str) -> Path | None:
