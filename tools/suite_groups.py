@@ -2,19 +2,22 @@
 
 Sums each test's time by the xdist group it is in (``tests/conftest.py`` puts them there, and
 ``--dist loadgroup`` ends a grouped test's node id with ``@group``; a test without one may go
-to any worker) and prints, per group, the seconds its tests took,
-largest first, then the sum of the ungrouped tests and the total. A group runs on one worker,
-so the largest group is a floor under the suite's wall time; the total over the number of
-workers is another.
+to any worker) and prints, per group, the seconds its tests took, largest first, then the sum
+of the ungrouped tests and the total. A group runs on one worker, so the largest group is a
+floor under the suite's wall time; the total over the number of workers is another.
 
-The times: CPU-seconds, which a busy machine hardly changes, when the run loaded this file as
-a plugin (each test's setup, call and teardown: the worker's own CPU time and that of the
-processes it waited for, forks and subprocesses included, into ``SUITE_CPU/<worker>.json``)::
+The times: CPU-seconds, which a busy machine changes little, when the run loaded this file as
+a plugin (each test's setup, call and teardown: the worker's own CPU time, that of the
+processes it waited for and that of its live children, such as the fork runner of
+``helpers.fork_jobs``; written to ``SUITE_CPU/<worker>.json``)::
 
     SUITE_CPU=build/cpu PYTHONPATH=tools pytest -p suite_groups -n auto --dist loadgroup
     python tools/suite_groups.py build/cpu [--top 25]
 
-or wall seconds from a ``--durations=0`` report (they hold the waiting on a busy machine)::
+A worker's sum is right; one test's share may hold CPU that an earlier test's threads or
+children spent in the background (counted when they ran or were waited for), so read single
+tests with care. Or wall seconds, from a ``--durations=0`` report (on a busy machine they hold
+the waiting too)::
 
     pytest -q -n auto --dist loadgroup --durations=0 > durations.txt
     python tools/suite_groups.py durations.txt
