@@ -63,10 +63,14 @@ def pytest_collection_modifyitems(config, items):
     the fixture is built once; tests/explore is one group (session-scoped trained runs); the
     tests of one lesson in tests/lessons' two lesson-running modules are a group of their own
     (lesson N: a few seconds each, the training lessons more), so each of its runs and states
-    is made once and the lessons spread over the workers; every other test goes to whichever
-    worker is free."""
+    is made once and the lessons spread over the workers; a test module may choose its tests'
+    groups itself (tests/lessons/test_export.py: one per language, ``export/en``, ...); every
+    other test goes to whichever worker is free. ``python tools/suite_groups.py`` sums a run's
+    CPU-seconds by group."""
     for item in items:
         rel = item.path.relative_to(TESTS)
+        if item.get_closest_marker("xdist_group"):
+            continue  # a group the test module chose
         if (group := SHARED_CACHE.get(item.originalname)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
         elif rel.parts[0] == "explore":

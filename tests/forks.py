@@ -26,7 +26,10 @@ fresh ``python ARGS`` and each kernel an ordinary ipykernel, with the same resul
 
 With ``FORKS_DIR`` set, the kernel spec and its socket go there (``FORKS_DIR/kernels.sock``), so
 that code which starts kernels itself can use them while stdin stays open
-(``helpers.forked_kernels``).
+(``helpers.forked_kernels``). With ``FORKS_STREAM=1`` each job's result is printed as it ends,
+one JSON line ``[key, exit status, stdout, stderr]``, instead of all at the end: a test process
+keeps one runner for all its jobs and kernels (``helpers.fork_jobs``), so the imports are paid
+once per process, not once per fixture.
 """
 
 from __future__ import annotations
@@ -171,6 +174,8 @@ class _Jobs:
                 key, out, err = self.running.pop(pid)
                 texts = [p.read_text(encoding="utf-8", errors="replace") for p in (out, err)]
                 self.done[key] = [os.waitstatus_to_exitcode(status), *texts]
+                if os.environ.get("FORKS_STREAM") == "1":
+                    print(json.dumps([key, *self.done[key]]), flush=True)
 
 
 def _fork() -> int:
@@ -212,7 +217,8 @@ def main() -> None:
                 conn.close()  # the kernel holds the only copy: the launcher waits on it
         jobs.start()
         jobs.reap()
-    print(json.dumps(jobs.done))
+    if os.environ.get("FORKS_STREAM") != "1":
+        print(json.dumps(jobs.done))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ processes inherit that path).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
+import json
 import os
 import runpy
 import socket
@@ -140,33 +142,78 @@ def kernel_env(folder: Path) -> dict[str, str]:
     return {"JUPYTER_PATH": jupyter_path, "FORKS_KERNELS": str(folder / "kernels.sock")}
 
 
+_SERVER: dict = {}  # this process's tests/forks.py: "proc", its "folder" and "stderr"
+
+
+def _fork_server() -> dict:
+    """This process's job and kernel runner (tests/forks.py), started at first use with one
+    torch thread for its jobs and kept until the process ends (its stdin closes then, and it
+    ends once its jobs have), so torch, attnlab, IPython and matplotlib are imported once per
+    process whatever the number of fixtures that run jobs or kernels."""
+    if _SERVER and _SERVER["proc"].poll() is None:
+        return _SERVER
+    folder = Path(tempfile.mkdtemp(prefix="forks"))
+    stderr = (folder / "stderr.txt").open("w")
+    env = {**os.environ, "FORKS_DIR": str(folder), "FORKS_STREAM": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "forks.py"), "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env,
+    )
+    _SERVER.update(proc=proc, folder=folder, stderr=folder / "stderr.txt")
+    atexit.register(_stop_fork_server, proc)
+    return _SERVER
+
+
+def _stop_fork_server(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=60)
+
+
+def fork_jobs(jobs: list[list]) -> dict[str, list]:
+    """Run ``jobs`` (tests/forks.py's ``[key, args, cwd]`` or ``[key, args, cwd, after]``, keys
+    new to this process) as forks of this process's runner; once all have ended, key ->
+    [exit status, stdout, stderr]."""
+    server = _fork_server()
+    proc = server["proc"]
+    proc.stdin.write("".join(json.dumps(j) + "\n" for j in jobs))
+    proc.stdin.flush()
+    done: dict[str, list] = {}
+    while len(done) < len(jobs):
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(server["stderr"].read_text()[-3000:] or "tests/forks.py ended")
+        key, *result = json.loads(line)
+        done[key] = result
+    return done
+
+
 @contextlib.contextmanager
 def forked_kernels():
     """While inside, a Jupyter kernel named ``python3`` that anything in this process starts
-    (the book's executor) is a fork of one process that imported torch and attnlab once
-    (tests/forks.py), instead of a fresh python that spends 3 s importing them. With the fork
-    server switched off (``ATTNLAB_TEST_FORKS=0``), kernels are ordinary ones."""
+    (the book's executor) is a fork of this process's runner (tests/forks.py, which imported
+    torch and attnlab once), instead of a fresh python that spends 3 s importing them. With
+    the fork server switched off (``ATTNLAB_TEST_FORKS=0``), kernels are ordinary ones."""
     from forks import forking
 
     if not forking():
         yield
         return
-    folder = Path(tempfile.mkdtemp(prefix="kernels"))
-    server = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "forks.py"), "2"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        env={**os.environ, "FORKS_DIR": str(folder)},
-    )
-    spec = folder / "kernels" / "python3" / "kernel.json"
+    server = _fork_server()
+    spec = server["folder"] / "kernels" / "python3" / "kernel.json"
     deadline = time.monotonic() + 120
-    while not spec.exists() and server.poll() is None and time.monotonic() < deadline:
+    while not spec.exists() and server["proc"].poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # its imports: a few seconds
-    env = kernel_env(folder)
+    env = kernel_env(server["folder"])
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        assert spec.exists() and server.poll() is None, "tests/forks.py did not start"
+        assert spec.exists() and server["proc"].poll() is None, "tests/forks.py did not start"
         yield
     finally:
         for k, v in saved.items():
@@ -174,8 +221,6 @@ def forked_kernels():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        server.stdin.close()
-        server.wait(timeout=60)
 
 
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:
@@ -223,14 +268,46 @@ def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]
     """The whole terminal lesson (what it printed, what each step assigned) on the short steps,
     run once per (lesson, language, seed) in this process: tests/lessons' modules share it, and
     tests/conftest.py keeps the tests of a lesson that trains on one worker. Callers only read."""
-    from attnlab import lessons
-
     key = (number, lang, seed)
     if key not in _LESSON_RUNS:
-        buf = io.StringIO()
+        _LESSON_RUNS[key] = _run_lesson(number, lang, seed)
+    return _LESSON_RUNS[key][:2]
+
+
+def lesson_steps(number: int, lang: str = "en", seed: int = 0) -> tuple:
+    """The session ``lesson_run``'s run of lesson ``number`` ended with (callers run cells only
+    in forks of it) and the names bound after each step, from that one run."""
+    lesson_run(number, lang, seed)
+    return _LESSON_RUNS[(number, lang, seed)][2:]
+
+
+def _run_lesson(number: int, lang: str, seed: int) -> tuple[str, dict, object, list[set[str]]]:
+    """``lessons.run`` of the lesson, watching its cells run: the session and, after the setup
+    and after each step, the names bound."""
+    from attnlab import lessons
+    from attnlab.lessons import runner, source
+
+    buf, after, real = io.StringIO(), {}, runner.Session.run_cell
+
+    def watched(self, cell, quiet=False):
+        out = real(self, cell, quiet)
+        if cell.kind in ("setup", "step"):
+            after[cell.id or cell.kind] = (self, set(self.ns))
+        return out
+
+    runner.Session.run_cell = watched
+    try:
         results = lessons.run(number, lang, seed, out=buf, overrides=short(number))
-        _LESSON_RUNS[key] = buf.getvalue(), results
-    return _LESSON_RUNS[key]
+    finally:
+        runner.Session.run_cell = real
+    session, bound = after["setup"]
+    names = []
+    for cell in runner.steps(number):  # a step without code runs nothing: it binds nothing
+        session, bound = after.get(cell.id, (session, bound))
+        names.append(bound)
+    assert len(after) == 1 + sum(c.has_code for c in runner.steps(number))
+    assert source.cells(number)[0].kind == "setup"
+    return buf.getvalue(), results, session, names
 
 
 def shared_folder(name: str) -> Path | None:

@@ -8,9 +8,12 @@ numbers), and that run's printed output is what the script and the notebook must
 script runs; each lesson's notebook in one language, the languages taking turns): the
 export is a process apart too, since some digits (a float32 rounding difference) depend on how
 many threads torch uses, which a test process may change. The terminal lesson runs once, in
-English, with its figures written as PNG files. The runs go two at a time (the machine has two
-cores), each a fork of one process that imported torch and attnlab once (tests/forks.py; off
-with ATTNLAB_TEST_FORKS=0), all on one torch thread; a script runs once its export has ended."""
+the language of its notebook's export (English for lessons 1-5), with its figures written as
+PNG files. Each language's runs are an xdist group of their own (``export/en``, ...), so the
+three can go to different workers. The runs go two at a time (the machine has two cores), each
+a fork of the test process's runner, which imported torch and attnlab once
+(``helpers.fork_jobs``, tests/forks.py; off with ATTNLAB_TEST_FORKS=0), all on one torch
+thread; a script runs once its export has ended."""
 
 import json
 import os
@@ -26,7 +29,7 @@ import pytest
 from attnlab import lessons
 from attnlab.grade import words
 from attnlab.lessons import answers, runner, source
-from helpers import short, trains
+from helpers import fork_jobs, short, trains
 
 LANGS = ["en", "ja", "zh"]
 # The lessons that train (STEPS in their setup) run the same code in every language; their
@@ -89,23 +92,49 @@ print(json.dumps({k: render.join_cjk(filled.said(number, k, s.ns)) for k in keys
 """
 
 
-FORKS = Path(__file__).parents[1] / "forks.py"
-ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}  # the same torch threads in every run
+def _in(lang: str, cases) -> list:
+    """``cases`` (tuples whose language is ``lang``), each in that language's xdist group."""
+    return [pytest.param(*c, marks=pytest.mark.xdist_group(f"export/{lang}")) for c in cases]
 
 
-@pytest.fixture(scope="module")
+def _of(cases, lang_of) -> list:
+    """``cases``, each in the xdist group of its language (``lang_of(case)``)."""
+    return [p for lang in LANGS for p in _in(lang, [c for c in cases if lang_of(c) == lang])]
+
+
+def _cli_lang(number: int) -> str:
+    """The language lesson ``number``'s terminal run (``attnlab lesson N --plots``) is in."""
+    return TRAINING.get(number, "en")
+
+
+@pytest.fixture(scope="session")
 def runs(tmp_path_factory):
-    """Each lesson exported in each of its languages (the export's own run printing the lesson's
-    output), then its script run, and its notebook in one language; the terminal lesson once."""
+    """``runs(lang)``: the jobs of one language, run once per process when a test first asks
+    (each language is an xdist group of its own, so the three can go to different workers)."""
     pytest.importorskip("nbclient", reason="pip install -e '.[dev]' (nbclient, ipykernel)")
+    made: dict[str, tuple] = {}
+
+    def of(lang: str) -> tuple[dict, dict, Path]:
+        if lang not in made:
+            made[lang] = _run(tmp_path_factory, lang)
+        return made[lang]
+
+    return of
+
+
+def _run(tmp_path_factory, lang: str) -> tuple[dict, dict, Path]:
+    """Each lesson exported in ``lang`` (the export's own run printing the lesson's output),
+    then its script run, the notebooks that execute in ``lang``, and the terminal lessons that
+    run in ``lang``, with their figures as PNG files."""
     files, keys, jobs, cwd = {}, {}, [], os.getcwd()  # where pytest runs, as a subprocess would
 
     def job(key: tuple, *args: str, after: tuple | None = None) -> None:
         keys[repr(key)] = key
         jobs.append([repr(key), args, cwd] + ([repr(after)] if after else []))
 
-    plots = tmp_path_factory.mktemp("plots")  # the terminal lessons' figures, as PNG files
-    for number, lang in PAIRS:  # exports first: their scripts wait for them
+    plots = tmp_path_factory.mktemp(f"plots_{lang}")  # the terminal lessons' figures, as PNGs
+    pairs = [(n, x) for n, x in PAIRS if x == lang]
+    for number, _ in pairs:  # exports first: their scripts wait for them
         folder = tmp_path_factory.mktemp(f"lesson{number}_{lang}")
         files[(number, lang)] = (folder / f"lesson{number}.py", folder / f"lesson{number}.ipynb")
         job(
@@ -117,33 +146,21 @@ def runs(tmp_path_factory):
             str(folder),
             repr(short(number)),
         )
-    for number in source.lessons():  # the terminal lesson, with its figures as PNG files
+    for number in [n for n in source.lessons() if _cli_lang(n) == lang]:  # the terminal lesson
         extra = ["--steps", str(short(number)["STEPS"])] if trains(number) else []
-        extra += ["--lang", TRAINING.get(number, "en")]  # the language its export ran in
+        extra += ["--lang", lang]  # the language its export ran in
         job((number, "cli"), "-m", "attnlab", "lesson", str(number), *extra, "--plots", str(plots))
-    for number, lang in TRAINING.items():  # their words, filled from a run of their own
+    for number in [n for n, x in TRAINING.items() if x == lang]:  # words from a run of their own
         job((number, lang, "words"), "-c", WORDS, str(number), lang, repr(short(number)))
-    for (number, lang), (py, nb) in files.items():
+    for (number, _), (py, nb) in files.items():
         job((number, lang, "py"), str(py), after=(number, lang, "export"))
         if (number, lang) in NOTEBOOKS:
             job((number, lang, "ipynb"), "-c", EXECUTE, str(nb), after=(number, lang, "export"))
-    errors = tmp_path_factory.mktemp("forks") / "stderr.txt"
-    with errors.open("w") as err:
-        forks = subprocess.run(
-            [sys.executable, str(FORKS), "2"],
-            input="".join(json.dumps(j) + "\n" for j in jobs),
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env=ONE_THREAD,
-            timeout=1800,
-        )
-    assert forks.returncode == 0, errors.read_text()[-3000:]
     done = {
         keys[key]: subprocess.CompletedProcess(key, status, stdout, stderr)
-        for key, (status, stdout, stderr) in json.loads(forks.stdout).items()
+        for key, (status, stdout, stderr) in fork_jobs(jobs).items()
     }
-    for number, lang in PAIRS:
+    for number, _ in pairs:
         r = done[(number, lang, "export")]
         assert r.returncode == 0, r.stderr[-3000:]
     return done, files, plots
@@ -160,9 +177,9 @@ def _in_order(lines: list[str], text: str) -> bool:
     return all(line in it for line in lines)
 
 
-@pytest.mark.parametrize(("number", "lang"), PAIRS)
+@pytest.mark.parametrize(("number", "lang"), _of(PAIRS, lambda c: c[1]))
 def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, lang):
-    done, _, _ = runs
+    done, _, _ = runs(lang)
     r = done[(number, lang, "py")]
     assert r.returncode == 0, r.stderr[-3000:]
     # a lesson that trains too: by steps, from a seed, on one thread, the same numbers each run
@@ -185,9 +202,9 @@ def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, la
         assert "{'床': 0.01, '前': 0.0, '明': 0.3, '月': 0.5, '光': 0.18}" in r.stdout
 
 
-@pytest.mark.parametrize(("number", "lang"), NOTEBOOKS)
+@pytest.mark.parametrize(("number", "lang"), _of(NOTEBOOKS, lambda c: c[1]))
 def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(runs, number, lang):
-    done, _, _ = runs
+    done, _, _ = runs(lang)
     r = done[(number, lang, "ipynb")]
     assert r.returncode == 0, r.stderr[-3000:]
     cells = json.loads(r.stdout.splitlines()[-1])
@@ -204,12 +221,12 @@ def test_exported_notebook_executes_in_a_kernel_and_every_figure_is_an_image(run
         assert not any("<Figure size" in o["text"] for o in c["outputs"])
 
 
-@pytest.mark.parametrize(("number", "lang"), TRAINING.items())
+@pytest.mark.parametrize(("number", "lang"), _of(TRAINING.items(), lambda c: c[1]))
 def test_a_training_notebook_fills_its_words_from_its_own_kernel(runs, number, lang):
     """No number of the export's making in the words: each text with numbers is a cell that
     fills it in the kernel, and what it showed there is the text filled from the values of an
     independent run of the same steps (the same numbers, word for word)."""
-    done, files, _ = runs
+    done, files, _ = runs(lang)
     _, nb_path = files[(number, lang)]
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
@@ -230,11 +247,11 @@ def test_a_training_notebook_fills_its_words_from_its_own_kernel(runs, number, l
                 assert sentence not in markdown, (key, sentence)
 
 
-@pytest.mark.parametrize(("number", "lang"), PAIRS)
+@pytest.mark.parametrize(("number", "lang"), _of(PAIRS, lambda c: c[1]))
 def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, number, lang):
     nbformat = pytest.importorskip("nbformat")
     jupytext = pytest.importorskip("jupytext")
-    _, files, _ = runs
+    _, files, _ = runs(lang)
     py, nb_path = files[(number, lang)]
     nb = nbformat.read(nb_path, as_version=4)
     nbformat.validate(nb)
@@ -250,25 +267,28 @@ def test_the_notebook_is_valid_and_jupytext_reads_the_script_as_its_cells(runs, 
     assert not magics  # no live magic the notebook did not have
 
 
-@pytest.mark.parametrize("number", source.lessons())
+@pytest.mark.parametrize("number", _of([(n,) for n in source.lessons()], lambda c: _cli_lang(c[0])))
 def test_the_terminal_lesson_prints_those_numbers(runs, number):
-    done, _, _ = runs
+    done, _, _ = runs(_cli_lang(number))
     r = done[(number, "cli")]
     assert r.returncode == 0, r.stderr[-3000:]
-    assert _in_order(_printed(done, number, TRAINING.get(number, "en")), r.stdout)
+    assert _in_order(_printed(done, number, _cli_lang(number)), r.stdout)
     assert "|---" not in r.stdout and "\x1b[" not in r.stdout  # piped: plain, tables drawn
 
 
-def test_the_terminal_lesson_writes_each_figure_as_a_png(runs):
-    done, _, plots = runs
+@pytest.mark.parametrize("lang", _of([(x,) for x in LANGS], lambda c: c[0]))
+def test_the_terminal_lesson_writes_each_figure_as_a_png(runs, lang):
+    """The terminal lessons that run in ``lang`` (lessons 1-5 in English, 6 in Japanese, 7 in
+    Chinese), each into that language's folder of figures."""
+    done, _, plots = runs(lang)
     printed = []
-    for number in source.lessons():  # a lesson that trains: on the short budget, all the same
+    for number in [n for n in source.lessons() if _cli_lang(n) == lang]:  # (training: short)
         paths = re.findall(r"^  \[plot\] (.+)$", done[(number, "cli")].stdout, re.M)
         calls = sum(c.code.count("plot(") for c in runner.steps(number))
         assert len(paths) >= calls and len(set(paths)) == len(paths), number  # (some in loops)
         printed += [Path(p) for p in paths]
     assert sorted(printed) == sorted(plots.iterdir())  # every file it wrote, nothing else
-    assert len(printed) >= 10
+    assert len(printed) >= (10 if lang == "en" else 1)  # lessons 1-5 alone draw 10 or more
     for p in printed:
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, p

@@ -1,5 +1,4 @@
 import copy
-import functools
 import io
 import json
 import re
@@ -16,7 +15,7 @@ from attnlab.lessons import answers, comments, engine, notebooks, render, runner
 from attnlab.lessons.notebooks import build
 from attnlab.lessons.render import code_lines
 from attnlab.tables import display_width
-from helpers import lesson_run, short, trains
+from helpers import lesson_run, lesson_steps, short, trains
 
 KANA = re.compile(r"[\u3040-\u30ff]")  # hiragana/katakana: Japanese prose
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -178,17 +177,10 @@ def test_every_lesson_runs_in_every_language(number, lang):
         assert not KANA.search(prose) and "的" not in prose
 
 
-@functools.cache
 def _stepped(number: int) -> tuple[runner.Session, list[set[str]]]:
-    """Lesson ``number`` run step by step, once per process: the session after all its steps
-    (callers run only in forks of it) and the names bound after each step."""
-    s, bound = engine.session(number, overrides=short(number)), []
-    for cell in source.cells(number):
-        if cell.kind in ("setup", "step"):
-            s.run_cell(cell, quiet=True)
-        if cell.kind == "step":
-            bound.append(set(s.ns))
-    return s, bound
+    """Lesson ``number``'s English run (``helpers.lesson_run``'s, once per process): the session
+    after all its steps (callers run only in forks of it) and the names bound after each step."""
+    return lesson_steps(number)
 
 
 def _fields(text: str) -> list[str]:

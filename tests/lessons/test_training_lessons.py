@@ -267,12 +267,12 @@ def test_every_choice_prints_the_sentence_its_flag_chose(ran, number, lang):
         assert not hidden.strip() or _bare(hidden) not in bare, (flag, hidden)
 
 
-def test_no_lesson_run_writes_into_the_package(weak):
+@pytest.mark.parametrize("number", [6, 7])
+def test_no_lesson_run_writes_into_the_package(weak, number):
     """A lesson that trains leaves the package's content folder as it was (a stray model file
     once landed there)."""
-    for number in (6, 7):
-        _, _, before, after = weak(number)
-        assert after == before, number
+    _, _, before, after = weak(number)
+    assert after == before, number
 
 
 @pytest.mark.parametrize("number", [6, 7])
@@ -434,6 +434,7 @@ def test_the_shipped_weights_fit_the_lessons_models():
     assert size < 4_000_000  # a few MB at most
 
 
+@pytest.mark.lesson(7)  # in lesson 7's group: the run it compares with is made there
 def test_the_weights_script_remakes_what_the_lesson_trains(weak, tmp_path):
     """tools/make_lesson_weights.py on a few steps: its file loads weights-only, and holds,
     rounded to float16, exactly the models lesson 7 trains with FULL = True on those steps."""
