@@ -10,10 +10,17 @@ import pytest
 
 from attnlab.grade import diagnosis as dg
 from attnlab.grade.exercises import EXERCISES
-from attnlab.grade.grader import prepared
+from attnlab.grade.grader import forget_prepared, prepared
 from attnlab.grade.inprocess import run_in_process
 from attnlab.grade.results import CheckResult
 from attnlab.grade.sandbox import CaseResult, RunResult
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cases():
+    """Each test prepares its cases itself: the grader keeps them per process (with each
+    case's versions), so a test after another would otherwise judge with the other's."""
+    forget_prepared()
 
 
 def _softmax(s):
@@ -172,6 +179,24 @@ def test_wrong_kinds_of_answer_are_named_wrong_return_with_what_came_back():
     assert next(iter(_failed(f).values())).endswith("), got a list")
 
 
+def test_a_named_mistake_explains_its_crashes_but_not_a_crash_of_its_own():
+    def flat_sums(x):  # no keepdims: wrong on square inputs, a raise or a square on others
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1)
+
+    f = _judge(flat_sums, exercise="softmax_rows")
+    assert f.ids == ["missing_keepdims"]
+    failed = _failed(f)
+    assert failed["random 4x7"].startswith("raised ValueError: operands could not be broadcast")
+    assert failed["one column 4x1"] == "weights has shape (4, 4), expected (4, 1)"
+
+    def one_row_too(x):
+        assert len(x) > 1
+        return flat_sums(x)
+
+    assert _judge(one_row_too, exercise="softmax_rows").ids == ["missing_keepdims", "crash"]
+
+
 def test_a_raise_is_named_crash_with_its_last_line():
     def fn(X, W_Q, W_K, W_V, mask=False):
         if mask:
@@ -264,6 +289,8 @@ def test_a_syntax_error_names_its_line_and_shows_it():
     c = checks[0]
     assert (c.name, c.passed, c.scored) == ("valid Python", False, False)
     assert c.message.startswith("line 2: ") and c.message.endswith("\n    def f(:")
+    (c,), mid = dg.static_checks("x = 1\0", EX)  # no line to show
+    assert mid == "syntax_error" and c.message == "source code string cannot contain null bytes"
 
 
 @pytest.mark.parametrize(
@@ -272,6 +299,9 @@ def test_a_syntax_error_names_its_line_and_shows_it():
         ("import torch.nn", ["torch"]),
         ("from attnlab.ref import sdpa", ["attnlab"]),
         ("import numpy, json, scipy", ["scipy"]),
+        ("import numpy.linalg, os.path", []),
+        ("open(3)", []),
+        ("(lambda s: s)('torch')", []),
         ("from . import x", []),
         ("import importlib\nimportlib.import_module('torch.nn')", ["torch"]),
         ("__import__(name='attnlab')", ["attnlab"]),
@@ -296,7 +326,25 @@ def test_forbidden_imports_by_any_route(source, bad):
         )
         assert not checks[-1].passed and not checks[-1].scored
     else:
-        assert mid is None and [c.passed for c in checks] == [True, True]
+        assert mid is None
+        assert checks == [
+            CheckResult("valid Python", True, scored=False),
+            CheckResult("allowed imports", True, scored=False),
+        ]
+
+
+def test_the_import_message_lists_every_bad_module_and_every_allowed_one():
+    class Two:
+        allowed_imports = ("numpy", "scipy")
+
+    (ok, check), _ = dg.static_checks("import torch, attnlab.ref, scipy", Two)
+    assert ok == CheckResult("valid Python", True, scored=False)
+    assert check == CheckResult(
+        "allowed imports",
+        False,
+        "imports attnlab, torch; allowed here: numpy, scipy and the standard library",
+        scored=False,
+    )
 
 
 def test_without_an_import_rule_only_parsing_is_checked():
@@ -374,10 +422,19 @@ def test_differs_by_shape_or_beyond_the_tolerance():
 def test_weigh_keeps_versions_that_differ_from_the_truth():
     e = (np.array([1.0, 2.0]),)
     wrong, other = (np.array([3.0, 2.0]),), (np.array([0.0, 2.0]),)
-    cands = {"a": [wrong, e, None], "b": [other]}
-    assert dg.weigh(cands, [wrong[0]], e, False) == {("a", 0): True, ("b", 0): False}
+    cands = {"a": [wrong, e, None], "b": [other], "c": [(e[0] + 1e-4,)]}
+    assert dg.weigh(cands, [wrong[0]], e, False) == {
+        ("a", 0): True,
+        ("b", 0): False,
+        ("c", 0): False,
+    }
     assert dg.weigh(cands, [wrong[0] + 1e-4], e, True) == {("a", 0): True, ("b", 0): False}
-    assert dg.weigh(cands, [wrong[0] + 1e-4], e, False) == {("a", 0): False, ("b", 0): False}
+    # c is within float32's tolerance of the truth: a version only where the task is float64
+    assert dg.weigh(cands, [wrong[0] + 1e-4], e, False) == {
+        ("a", 0): False,
+        ("b", 0): False,
+        ("c", 0): False,
+    }
 
 
 def test_supported_names_the_best_supported_first_and_drops_what_adds_nothing():
