@@ -124,6 +124,42 @@ def test_answers_stored_by_shape_are_named_hardcoded():
     assert not dg.hardcoded(prep, right, prep.twin_expected)
 
 
+def test_answers_stored_for_the_exact_inputs_are_caught_by_the_twins():
+    prep = prepared("self_attention", 0)
+    exact, by_shape = {}, {}
+    for c, want in zip(prep.cases, prep.expected, strict=True):
+        X = c.arrays["X"]
+        exact[X.tobytes(), c.kwargs["mask"]] = want
+        by_shape.setdefault((X.shape, X.dtype, c.kwargs["mask"]), want)
+
+    def stored(X, W_Q, W_K, W_V, mask=False):  # right on every case; a twin gets its case's
+        return exact.get((X.tobytes(), mask)) or by_shape[X.shape, X.dtype, mask]
+
+    f = _judge(stored)
+    assert f.ids == ["hardcoded_output"] and _failed(f) == {}
+
+
+def test_two_mistakes_at_once_are_named_when_one_pair_explains_every_answer():
+    def both(x):  # no max shift (NaN on large inputs) and no keepdims (crash on non-square)
+        e = np.exp(x)
+        return e / e.sum(axis=1)
+
+    f = _judge(both, exercise="softmax_rows")
+    assert f.ids == ["missing_keepdims", "unstable_softmax"]
+    assert f.keys and all(isinstance(k[0], tuple) for k in f.keys)
+
+    def odd(x):  # beside them, a mistake outside the catalogue: no pair explains it, no name
+        return 1.5 * both(x)
+
+    assert _judge(odd, exercise="softmax_rows").ids == ["crash", "wrong_return"]
+
+    def two_families(X, W_Q, W_K, W_V, mask=False):  # V from W_K and no scale
+        return attention(X, W_Q, W_K, W_K, mask, scale=False)
+
+    f = _judge(two_families)
+    assert sorted(f.ids) == ["missing_scale", "wrong_value_projection"]
+
+
 def test_a_constant_answer_is_not_called_stored():
     def zeros(X, W_Q, W_K, W_V, mask=False):
         T = X.shape[0]
@@ -221,6 +257,43 @@ def test_integer_and_half_precision_answers_are_named_by_their_dtype():
     assert f.ids == ["low_precision"]
     f = _judge(lambda *a, mask=False: tuple(p.astype(np.float32) for p in attention(*a, mask=mask)))
     assert f.ids == [] and _failed(f) == {}
+
+
+def test_a_float32_answer_is_compared_with_the_versions_run_in_float32():
+    def no_max32(x):  # overflows in float32 where the same code in float64 does not
+        e = np.exp(x.astype(np.float32))
+        return e / e.sum(axis=1, keepdims=True)
+
+    assert _judge(no_max32, exercise="softmax_rows").ids == ["unstable_softmax"]
+
+    def neither32(X, W_Q, W_K, W_V, mask=False):  # no scale and no max shift, in float32
+        X, W_Q, W_K, W_V = (a.astype(np.float32) for a in (X, W_Q, W_K, W_V))
+        s = (X @ W_Q) @ (X @ W_K).T
+        if mask:
+            s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+        w = np.exp(s) / np.exp(s).sum(axis=1, keepdims=True)
+        return w @ (X @ W_V), w
+
+    assert _judge(neither32).ids == ["missing_scale", "unstable_softmax"]
+
+
+def test_a_probe_reads_a_wrong_base_only_when_rebuilding_reproduces_the_table():
+    def base_777(T, d):
+        pos, i = np.arange(T)[:, None], np.arange(0, d, 2)
+        pe = np.zeros((T, d))
+        pe[:, 0::2] = np.sin(pos / 777.0 ** (i / d))
+        pe[:, 1::2] = np.cos(pos / 777.0 ** (i[: d // 2] / d))
+        return pe
+
+    assert _judge(base_777, exercise="positional_encoding").ids == ["pe_wrong_base"]
+    noisy = _judge(lambda T, d: base_777(T, d) + 0.01, exercise="positional_encoding")
+    assert noisy.ids == [] and _failed(noisy)
+
+
+def test_an_answer_of_nothing_but_nan_is_nan_output_in_any_precision():
+    for dtype in (np.float64, np.float16):
+        f = _judge(lambda x, dt=dtype: np.full(x.shape, np.nan, dtype=dt), exercise="softmax_rows")
+        assert f.ids == ["nan_output"]
 
 
 def test_nan_on_ordinary_inputs_is_named_nan_output():
@@ -393,6 +466,8 @@ def test_close_tolerances_and_non_finite_numbers():
     assert dg.close(inf, inf) and dg.close(nan, nan)
     assert not dg.close(inf, -inf) and not dg.close(nan, np.array([1.0, 1.0]))
     assert not dg.close(np.array([np.inf, 2.0]), inf)
+    assert dg.close(one, one, rtol=0, atol=0)  # equal numbers with no tolerance at all
+    assert dg.close(np.array([1.5]), one, rtol=0, atol=0.5)  # the bound itself is close
 
 
 def test_a_version_matches_within_the_answers_precision_and_only_when_it_is_wrong():
@@ -403,7 +478,7 @@ def test_a_version_matches_within_the_answers_precision_and_only_when_it_is_wron
     assert dg.matches(near, c, e, low_precision=True)
     assert dg.matches([near[0].astype(np.float32)], c, e, low_precision=False)
     assert dg.matches([c[0] + 1e-8], c, e, low_precision=False)
-    assert not dg.matches([e[0]], e, e, low_precision=False)  # a version equal to the truth
+    assert dg.matches([e[0]], e, e, low_precision=False) is False  # a version equal to the truth
     assert dg.matches([e[0]], e, e, low_precision=False, known=True)
     assert not dg.matches([c[0]], None, e, False) and not dg.matches([c[0], c[0]], c, e, False)
     assert not dg.matches([None], c, e, False) and not dg.matches([c[0][:1]], c, e, False)
