@@ -36,6 +36,7 @@ def test_the_tables_arguments_are_checked_by_name():
                               (3, False, "d", "False"), (3, 2.5, "d", "2.5")]:  # fmt: skip
         with pytest.raises(ValueError, match=rf"^{name} must be a non-negative int, got {value}$"):
             pe(T, d)
+    np.testing.assert_allclose(pe(3, 2, base=0.5), _table(3, 2, 0.5), atol=1e-15)  # 0 < base < 1
     for base in (0, -10.0, float("nan")):
         with pytest.raises(ValueError, match=r"^base must be positive, got "):
             pe(2, 2, base=base)
@@ -77,6 +78,10 @@ def test_rotarys_arguments_are_checked_with_the_shapes_in_the_message():
         rotary_embedding(np.ones(4))
     with pytest.raises(ValueError, match=r"^positions must have shape \(2,\), got \(3,\)$"):
         rotary_embedding(np.ones((2, 4)), positions=np.arange(3))
+    x = np.ones((1, 2, 4))
+    np.testing.assert_allclose(
+        rotary_embedding(x, base=0.5), _rotated(x, range(2), 0.5), atol=1e-15
+    )
     for base in (0, -1.0):
         with pytest.raises(ValueError, match=rf"^base must be positive, got {base}$"):
             rotary_embedding(np.ones((2, 4)), base=base)
