@@ -46,6 +46,7 @@ def _judge(fn, printed: str = "", exercise: str = "self_attention", **run_fields
 
 
 def _failed(f) -> dict[str, str]:
+    assert all(c.passed is True or c.passed is False for c in f.checks)  # the report's JSON
     return {c.name: c.message for c in f.checks if not c.passed}
 
 
@@ -231,6 +232,17 @@ def test_a_named_mistake_explains_its_crashes_but_not_a_crash_of_its_own():
         return flat_sums(x)
 
     assert _judge(one_row_too, exercise="softmax_rows").ids == ["missing_keepdims", "crash"]
+
+
+def test_a_case_that_imported_a_forbidden_module_is_named_for_it():
+    prep = prepared("self_attention", 0)
+    run = run_in_process(attention, [*prep.cases, *prep.twins])
+    run.cases[1] = CaseResult(forbidden="torch")
+    f = dg.judge(prep, run)
+    assert f.ids == ["forbidden_import"]
+    assert _failed(f) == {
+        "course example 3x2 masked": "imports 'torch', which this exercise forbids"
+    }
 
 
 def test_a_raise_is_named_crash_with_its_last_line():
