@@ -67,6 +67,14 @@ def test_decoding_after_cached_keys_sees_every_past_key():
     mask, causal = AF.cached_causal(None, True, 3, 2, like)
     assert causal is False
     assert mask.tolist() == [[True] * 3 + [False] * 2, [True] * 4 + [False], [True] * 5]
+    user = torch.ones(3, 5, dtype=torch.bool)
+    user[:, 0] = False  # the user's mask is kept beside the shifted diagonal
+    mask, _ = AF.cached_causal(user, True, 3, 2, like)
+    assert mask.tolist() == [
+        [False] + [True] * 2 + [False] * 2,
+        [False] + [True] * 3 + [False],
+        [False] + [True] * 4,
+    ]
 
 
 @pytest.mark.parametrize("weights", [False, True])
@@ -109,18 +117,34 @@ def test_the_weights_path_scales_by_the_given_scale_and_repeats_grouped_heads():
 def test_dropout_drops_after_the_weights_which_come_back_undropped():
     q, k, v = _qkv()
     torch.manual_seed(0)
-    out, w = AF.scaled_dot_product_attention(q, k, v, dropout_p=0.5, return_weights=True)
+    out, w = AF.scaled_dot_product_attention(q, k, v, dropout_p=0.3, return_weights=True)
     plain_out, plain_w = _explicit(q, k, v)
     torch.testing.assert_close(w, plain_w, rtol=0, atol=1e-12)
     assert not torch.allclose(out, plain_out)
     torch.manual_seed(0)
-    kept = torch.nn.functional.dropout(plain_w, p=0.5)
+    kept = torch.nn.functional.dropout(plain_w, p=0.3)
     torch.testing.assert_close(out, kept @ v, rtol=0, atol=1e-12)
+    fused = AF.scaled_dot_product_attention(q, k, v, dropout_p=0.3)  # torch's kernel drops too
+    assert not torch.allclose(fused, plain_out)
+
+
+def test_unbatched_and_two_dim_inputs_with_a_mask_and_is_causal():
+    q, k, v = _qkv(T=3, S=3, E=8)
+    allowed = torch.tensor([[True, False, True], [True, True, False], [False, True, True]])
+    got = AF.scaled_dot_product_attention(
+        q[0], k[0], v[0], attn_mask=allowed, is_causal=True, return_weights=True
+    )
+    want = _explicit(q[0], k[0], v[0], allowed & torch.ones(3, 3, dtype=torch.bool).tril())
+    torch.testing.assert_close(got[1], want[1], rtol=0, atol=1e-12)
+    _, w = AF.scaled_dot_product_attention(
+        q[0, 0], k[0, 0], v[0, 0], enable_gqa=True, return_weights=True
+    )
+    torch.testing.assert_close(w, _explicit(q[0, 0], k[0, 0], v[0, 0])[1], rtol=0, atol=1e-12)
 
 
 def test_each_bad_input_is_named():
     q, k, v = _qkv()
-    for bad, name in ((k.long(), "k"), (v.int(), "v")):
+    for bad, name in ((q.long(), "q"), (k.long(), "k"), (v.int(), "v")):
         args = {"q": q, "k": k, "v": v, name: bad}
         with pytest.raises(TypeError, match=rf"^{name} must be a floating-point tensor, got dtype"):
             AF.scaled_dot_product_attention(**args)
