@@ -87,3 +87,13 @@ def test_rotate_turns_feature_i_with_feature_i_plus_half():
     c, s = torch.tensor([[0.0, 0.0, 0.0, 0.0]]), torch.tensor([[-1.0, -1.0, 1.0, 1.0]])
     # a quarter turn: (a, b) -> (-b, a) for the pairs (1, 3) and (2, 4)
     assert rotate(x, c, s).tolist() == [[-3.0, -4.0, 1.0, 2.0]]
+
+
+def test_rotary_keeps_float32_and_pairs_unbatched_queries_and_keys_from_position_zero():
+    rope = RotaryEmbedding(4)
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
+    assert rope(x).dtype == torch.float32 and rope.pair(x, x)[1].dtype == torch.float32
+    q, k = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 5, 4, dtype=torch.float64)
+    rq, rk = rope.pair(q, k)  # (H, T, D) and (H, S, D), no offset: positions 0..
+    np.testing.assert_allclose(rq.numpy(), ref.rotary_embedding(q.numpy()), atol=1e-12)
+    np.testing.assert_allclose(rk.numpy(), ref.rotary_embedding(k.numpy()), atol=1e-12)
