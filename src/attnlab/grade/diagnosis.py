@@ -174,7 +174,8 @@ def static_checks(source: str, ex: Exercise) -> tuple[list[CheckResult], str | N
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
-        msg = f"line {e.lineno}: {e.msg}" + (f"\n    {e.text.rstrip()}" if e.text else "")
+        where = f"line {e.lineno}: " if e.lineno else ""  # null bytes: no line to name
+        msg = where + e.msg + (f"\n    {e.text.rstrip()}" if e.text else "")
         return [CheckResult("valid Python", False, msg, scored=False)], "syntax_error"
     checks = [CheckResult("valid Python", True, scored=False)]
     if ex.allowed_imports is None:
