@@ -140,6 +140,29 @@ def test_answers_stored_for_the_exact_inputs_are_caught_by_the_twins():
     assert f.ids == ["hardcoded_output"] and _failed(f) == {}
 
 
+def test_answers_looked_up_by_the_exact_inputs_that_raise_elsewhere_are_named():
+    """A table of the cases' answers that raises on any other input: every case is right,
+    the twins (same shapes, other numbers) crash. Named as stored answers, not passed."""
+    prep = prepared("self_attention", 0)
+    exact = {
+        (c.arrays["X"].tobytes(), c.kwargs["mask"]): want
+        for c, want in zip(prep.cases, prep.expected, strict=True)
+    }
+
+    def lookup(X, W_Q, W_K, W_V, mask=False):
+        return exact[X.tobytes(), mask]  # KeyError on anything but a case's own input
+
+    f = _judge(lookup)
+    assert f.ids == ["hardcoded_output"] and _failed(f) == {}
+
+    def honest_but_fragile(X, W_Q, W_K, W_V, mask=False):  # wrong on the cases: not "stored"
+        if (X.tobytes(), mask) not in exact:
+            raise ValueError("only the cases")
+        return 2 * exact[X.tobytes(), mask][0]
+
+    assert "hardcoded_output" not in _judge(honest_but_fragile).ids
+
+
 def test_two_mistakes_at_once_are_named_when_one_pair_explains_every_answer():
     def both(x):  # no max shift (NaN on large inputs) and no keepdims (crash on non-square)
         e = np.exp(x)

@@ -446,6 +446,14 @@ def _answers(ex: Exercise, cr: CaseResult) -> tuple | None:
     return got
 
 
+def _right(got: tuple, want: tuple) -> bool:
+    """Every returned array has the right answer's shape and numbers."""
+    return len(got) >= len(want) and all(
+        np.shape(g) == np.shape(w) and close(np.asarray(g, float), np.asarray(w, float))
+        for g, w in zip(got, want, strict=False)
+    )
+
+
 def _stored_part(got: tuple, other: tuple, want: tuple, other_want: tuple) -> bool:
     """Whether some returned array is bit-identical for two inputs, not constant, although
     its right answers differ there (stored weights beside a computed output count too)."""
@@ -496,10 +504,17 @@ def randomness(prep: Prepared, run: RunResult) -> CheckResult | None:
 
 def hardcoded(prep: Prepared, run: RunResult, expected_of_twin: Callable[[int], tuple]) -> bool:
     """Stored answers: a case and its twin, or two cases with other inputs, got the same
-    non-constant array (any of the returned ones) although its right answers differ."""
+    non-constant array (any of the returned ones) although its right answers differ; or every
+    case got its right answer and a twin (the same shapes, other numbers) raised, as a table of
+    answers looked up by the exact inputs does (an attention never fails on other numbers)."""
     ex, n = prep.ex, len(prep.cases)
     mine = [_answers(ex, cr) for cr in run.cases[:n]]
-    for j, twin_cr in enumerate(run.cases[n : n + len(prep.twins)]):
+    twins = run.cases[n : n + len(prep.twins)]
+    if any(cr.error and not _is_repeat(prep, j) for j, cr in enumerate(twins)) and all(
+        got and _right(got, want) for got, want in zip(mine, prep.expected, strict=True)
+    ):
+        return True
+    for j, twin_cr in enumerate(twins):
         i = prep.twin_of[j]
         got, twin = mine[i], _answers(ex, twin_cr)
         if got and twin and not _is_repeat(prep, j):
