@@ -477,7 +477,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "positions": (
         Text(
             "Each column pair is a sin/cos of the position at its own frequency, base^(-2i/d).",
-            "各列の組は、位置の sin/cos をそれぞれの周波数 base^(-2i/d) で表します。",
+            "各列の組は、位置をそれぞれの周波数 base^(-2i/d) の sin と cos で表します。",
             "每一对列是位置在各自频率 base^(-2i/d) 下的 sin/cos。",
         ),
         Text(

@@ -183,11 +183,10 @@ NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
-_GLUE = re.compile(
-    rf"(?<=[=×+→<>≤≥])[ ](?=\S)|(?<=\S)[ ](?=[=×+→<>≤≥][ ])|(?<=[0-9])[ ](?=[{CJK}])"
-)
+OPS = "=×+→<>≤≥·/−"  # a space around one of these joins a formula ("1 / 0.9", "2i · (−ln 10000)")
+_GLUE = re.compile(rf"(?<=[{OPS}])[ ](?=\S)|(?<=\S)[ ](?=[{OPS}][ ])|(?<=[0-9])[ ](?=[{CJK}])")
 _TOKEN = re.compile(
-    r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\\u00a0]+[^\S\u00a0]*|[^\S\u00a0]+|."
+    r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\\u00a0·−]+[^\S\u00a0]*|[^\S\u00a0]+|."
 )
 _ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
@@ -202,7 +201,7 @@ def wrap_wide(text: str, width: int) -> str:
     breaks lines only at spaces, which leaves Japanese and Chinese lines ragged."""
     out = []
     for line in text.split("\n"):
-        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "`")):
+        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "```")):
             out.append(line)
             continue
         item = _ITEM.match(line)
