@@ -119,7 +119,7 @@ ENTRIES = [
     _m(
         "mask_ignored", "mask",
         "With mask=True the future must be hidden: set scores above the diagonal to -inf before softmax.",
-        "mask=True のときは未来を隠す必要があります。ソフトマックスの前に、対角より上のスコアを -inf にしてください。",
+        "mask=True のときは未来を隠す必要があります。ソフトマックスの前に、対角線より上のスコアを -inf にしてください。",
         "mask=True 时必须遮住未来：在 softmax 之前把对角线以上的分数设为 -inf。",
         attention=[{"mask_mode": "none"}],
     ),
@@ -293,7 +293,7 @@ ENTRIES = [
     _m(
         "tanh_misplaced", "additive",
         "tanh goes around the sum of both projections, before the dot with v: v . tanh(query W_q + keys W_k).",
-        "tanh は二つの射影の和に掛け、v との内積より前に置いてください：v · tanh(query W_q + keys W_k)。",
+        "tanh は二つの射影の和に適用し、v との内積より前に置いてください：v · tanh(query W_q + keys W_k)。",
         "tanh 要包住两个投影之和，并放在与 v 做点积之前：v · tanh(query W_q + keys W_k)。",
         additive=[{"tanh": "outside"}, {"tanh": "key"}, {"tanh": "separate"}],
     ),
@@ -441,7 +441,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "scores": (
         Text(
             "Row t of the weights belongs to query t: scores are Q K^T, queries down, keys across.",
-            "重みの行 t はクエリ t のものです。スコアは Q Kᵀ で、縦がクエリ、横がキーです。",
+            "重みの t 行目はクエリ t のものです。スコアは Q Kᵀ で、縦がクエリ、横がキーです。",
             "权重的第 t 行属于查询 t：分数是 Q Kᵀ，纵向是查询，横向是键。",
         ),
         Text(
