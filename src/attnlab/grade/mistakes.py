@@ -344,7 +344,7 @@ ENTRIES = [
         "grader_tampering", "contract",
         "The code replaces parts of NumPy, Python or the grader's report; that changes nothing here (the check runs elsewhere) but it is not allowed.",
         "コードが NumPy や Python、採点レポートの一部を置き換えています。採点は別の場所で行うので効果はありませんが、禁止されています。",
-        "代码替换了 NumPy、Python 或评分报告的一部分；这在这里不起作用（检查在别处运行），但这是不允许的。",
+        "代码替换了 NumPy、Python 或评分报告的一部分。评分在别处进行，这样做不会生效，但仍然不允许。",
     ),
     _m(
         "forbidden_import", "contract",
