@@ -417,8 +417,8 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "scale": (
         Text(
             "Dot products grow with the width d_k; scaling keeps the softmax from saturating.",
-            "内積は幅 d_k とともに大きくなります。スケーリングでソフトマックスの飽和を防ぎます。",
-            "点积随宽度 d_k 增大；缩放可以防止 softmax 饱和。",
+            "内積のばらつきは幅 d_k とともに大きくなります。スケーリングでソフトマックスの飽和を防ぎます。",
+            "点积的分布随宽度 d_k 变宽；缩放可以防止 softmax 饱和。",
         ),
         Text(
             "Look at the line that computes the scores from Q and K.",
