@@ -258,3 +258,12 @@ def test_wrapped_cjk_keeps_a_formula_with_a_dot_a_slash_or_a_minus_whole():
         joined = [r for r in rows if "exp(" in r or "ln 10000" in r]
         assert all("exp(2i · (−ln 10000) / d)" in r for r in joined), (width, rows)
         assert all("1 / 0.9" in r for r in rows if r.endswith(("1 /", "1")) or "0.9" in r), rows
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_numbered_list_keeps_the_period_after_each_number(lang):
+    items = {"en": "score each state", "ja": "各状態にスコアを付ける", "zh": "给每个状态打分"}[lang]
+    shown = _prose("".join(f"{i}. {items} {i}\n" for i in range(1, 4)) + "\n- a bullet\n")
+    numbered = [ln.strip() for ln in shown.splitlines() if ln.strip()[:1].isdigit()]
+    assert numbered == [f"{i}. {items} {i}" for i in range(1, 4)], shown
+    assert any(ln.strip().startswith("•") for ln in shown.splitlines()), shown

@@ -14,8 +14,9 @@ from typing import ClassVar
 
 from rich import box
 from rich.console import Console
-from rich.markdown import Markdown, TableElement
+from rich.markdown import ListItem, Markdown, TableElement
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -352,8 +353,29 @@ def _broken(cell: Text, width: int) -> Text:
     return Text("\n", justify=cell.justify).join(lines)
 
 
+class _NumberedItem(ListItem):
+    """A numbered list item shown as the source writes it ("1. ", "2. "): rich drops the
+    period ("1 用当前状态…"), which reads as a stray number. Same width as rich's own."""
+
+    def render_number(self, console, options, number: int, last_number: int):
+        width = len(str(last_number)) + 2
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - width), style=self.style
+        )
+        style = console.get_style("markdown.item.number", default="none")
+        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        for i, line in enumerate(lines):
+            yield numeral if i == 0 else Segment(" " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
 class _Markdown(Markdown):
-    elements: ClassVar[dict] = {**Markdown.elements, "table_open": _FittingTable}
+    elements: ClassVar[dict] = {
+        **Markdown.elements,
+        "table_open": _FittingTable,
+        "list_item_open": _NumberedItem,
+    }
 
 
 __all__ = ["GUTTER", "code", "code_block", "code_lines", "console", "heading", "join_lines"]
