@@ -267,3 +267,13 @@ def test_a_numbered_list_keeps_the_period_after_each_number(lang):
     numbered = [ln.strip() for ln in shown.splitlines() if ln.strip()[:1].isdigit()]
     assert numbered == [f"{i}. {items} {i}" for i in range(1, 4)], shown
     assert any(ln.strip().startswith("•") for ln in shown.splitlines()), shown
+
+
+def test_wrapped_cjk_keeps_a_short_formula_in_parentheses_whole():
+    text = "それまでの二つの和に exp(古い最大値 − 新しい最大値) を掛けて縮めます。" * 3
+    held = "(古い最大値 − 新しい最大値)"
+    for width in range(40, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert all(display_width(r) <= width for r in rows), (width, rows)
+        assert "".join(rows).replace(" ", "") == text.replace(" ", ""), width
+        assert all(held in r for r in rows if "最大" in r), (width, rows)

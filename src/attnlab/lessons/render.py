@@ -183,6 +183,8 @@ NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%”�
 NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
+WJ = "\u2060"  # word joiner: no break between two CJK characters of a short (…) formula
+HOLD = 30  # the widest (…) with CJK text inside that is kept on one line
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
 OPS = "=×+→<>≤≥·/−"  # a space around one of these joins a formula ("1 / 0.9", "2i · (−ln 10000)")
 _GLUE = re.compile(rf"(?<=[{OPS}])[ ](?=\S)|(?<=\S)[ ](?=[{OPS}][ ])|(?<=[0-9])[ ](?=[{CJK}])")
@@ -193,7 +195,7 @@ _ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
 
 def _width(s: str) -> int:
-    return sum(2 if _wide(ch) else 1 for ch in s)
+    return sum(2 if _wide(ch) else 1 for ch in s if ch != WJ)
 
 
 def wrap_wide(text: str, width: int) -> str:
@@ -216,14 +218,21 @@ def _glued(text: str) -> str:
     """``text`` with the spaces no line should break at made non-breaking: inside a short
     (…) ("(B, H, T, S)"), around = × + → ("K = X W_K", "T × T") and between a number and the
     CJK counter after it ("4 倍")."""
-    text = _PAREN.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    text = _PAREN.sub(lambda m: _hold(m.group(0)), text)
     return _GLUE.sub(NBSP, text)
+
+
+def _hold(group: str) -> str:
+    """A short (…) with its spaces non-breaking and, if it is narrow ("(分数 − 最大值)"), a
+    word joiner between each two characters, so no CJK break falls inside it either."""
+    group = group.replace(" ", NBSP)
+    return WJ.join(group) if _width(group) <= HOLD and any(map(_wide, group)) else group
 
 
 def _break(text: str, width: int) -> list[str]:
     """``text`` as rows of at most ``width`` columns (a token wider than that on its own row)."""
     rows = _break_glued(_glued(text), width)
-    return [r.replace(NBSP, " ") for r in rows]
+    return [r.replace(NBSP, " ").replace(WJ, "") for r in rows]
 
 
 def _tokens(text: str) -> list[str]:
@@ -232,6 +241,10 @@ def _tokens(text: str) -> list[str]:
     out: list[str] = []
     glue = False
     for t in _TOKEN.findall(text):
+        if t == WJ and out:
+            out[-1] += t
+            glue = True
+            continue
         if out and (glue or t.startswith(NBSP)):
             out[-1] += t
         else:
