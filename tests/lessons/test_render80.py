@@ -239,3 +239,41 @@ def test_a_heatmaps_axes_are_punctuated_in_the_lessons_language():
     assert show.heat(np.eye(2)).text().endswith("   （クエリ ↓、キー →）")
     LANG = "en"  # noqa: F841
     assert show.heat(np.eye(2)).text().endswith("   (query ↓, key →)")
+
+
+def test_a_cjk_paragraph_that_opens_with_a_code_span_is_wrapped_too():
+    text = "`@` は最後の二つの軸に作用するので、スコアの形は (B, H, T, S) になります。" * 4
+    for width in range(30, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert len(rows) > 1, width
+        assert all(display_width(r) <= width for r in rows), (width, rows)
+        assert "".join(rows).replace(" ", "") == text.replace(" ", ""), width
+
+
+def test_wrapped_cjk_keeps_a_formula_with_a_dot_a_slash_or_a_minus_whole():
+    text = "周波数は exp(2i · (−ln 10000) / d) と書けます。残りを 1 / 0.9 倍します。" * 3
+    for width in range(40, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert all(display_width(r) <= width for r in rows), (width, rows)
+        joined = [r for r in rows if "exp(" in r or "ln 10000" in r]
+        assert all("exp(2i · (−ln 10000) / d)" in r for r in joined), (width, rows)
+        assert all("1 / 0.9" in r for r in rows if r.endswith(("1 /", "1")) or "0.9" in r), rows
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_numbered_list_keeps_the_period_after_each_number(lang):
+    items = {"en": "score each state", "ja": "各状態にスコアを付ける", "zh": "给每个状态打分"}[lang]
+    shown = _prose("".join(f"{i}. {items} {i}\n" for i in range(1, 4)) + "\n- a bullet\n")
+    numbered = [ln.strip() for ln in shown.splitlines() if ln.strip()[:1].isdigit()]
+    assert numbered == [f"{i}. {items} {i}" for i in range(1, 4)], shown
+    assert any(ln.strip().startswith("•") for ln in shown.splitlines()), shown
+
+
+def test_wrapped_cjk_keeps_a_short_formula_in_parentheses_whole():
+    text = "それまでの二つの和に exp(古い最大値 − 新しい最大値) を掛けて縮めます。" * 3
+    held = "(古い最大値 − 新しい最大値)"
+    for width in range(40, 80):
+        rows = render.wrap_wide(text, width).split("\\\n")
+        assert all(display_width(r) <= width for r in rows), (width, rows)
+        assert "".join(rows).replace(" ", "") == text.replace(" ", ""), width
+        assert all(held in r for r in rows if "最大" in r), (width, rows)

@@ -119,7 +119,7 @@ ENTRIES = [
     _m(
         "mask_ignored", "mask",
         "With mask=True the future must be hidden: set scores above the diagonal to -inf before softmax.",
-        "mask=True のときは未来を隠す必要があります。ソフトマックスの前に、対角より上のスコアを -inf にしてください。",
+        "mask=True のときは未来を隠す必要があります。ソフトマックスの前に、対角線より上のスコアを -inf にしてください。",
         "mask=True 时必须遮住未来：在 softmax 之前把对角线以上的分数设为 -inf。",
         attention=[{"mask_mode": "none"}],
     ),
@@ -293,7 +293,7 @@ ENTRIES = [
     _m(
         "tanh_misplaced", "additive",
         "tanh goes around the sum of both projections, before the dot with v: v . tanh(query W_q + keys W_k).",
-        "tanh は二つの射影の和に掛け、v との内積より前に置いてください：v · tanh(query W_q + keys W_k)。",
+        "tanh は二つの射影の和に適用し、v との内積より前に置いてください：v · tanh(query W_q + keys W_k)。",
         "tanh 要包住两个投影之和，并放在与 v 做点积之前：v · tanh(query W_q + keys W_k)。",
         additive=[{"tanh": "outside"}, {"tanh": "key"}, {"tanh": "separate"}],
     ),
@@ -344,7 +344,7 @@ ENTRIES = [
         "grader_tampering", "contract",
         "The code replaces parts of NumPy, Python or the grader's report; that changes nothing here (the check runs elsewhere) but it is not allowed.",
         "コードが NumPy や Python、採点レポートの一部を置き換えています。採点は別の場所で行うので効果はありませんが、禁止されています。",
-        "代码替换了 NumPy、Python 或评分报告的一部分；这在这里不起作用（检查在别处运行），但这是不允许的。",
+        "代码替换了 NumPy、Python 或评分报告的一部分。评分在别处进行，这样做不会生效，但仍然不允许。",
     ),
     _m(
         "forbidden_import", "contract",
@@ -417,8 +417,8 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "scale": (
         Text(
             "Dot products grow with the width d_k; scaling keeps the softmax from saturating.",
-            "内積は幅 d_k とともに大きくなります。スケーリングでソフトマックスの飽和を防ぎます。",
-            "点积随宽度 d_k 增大；缩放可以防止 softmax 饱和。",
+            "内積のばらつきは幅 d_k とともに大きくなります。スケーリングでソフトマックスの飽和を防ぎます。",
+            "点积的分布随宽度 d_k 变宽；缩放可以防止 softmax 饱和。",
         ),
         Text(
             "Look at the line that computes the scores from Q and K.",
@@ -441,7 +441,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "scores": (
         Text(
             "Row t of the weights belongs to query t: scores are Q K^T, queries down, keys across.",
-            "重みの行 t はクエリ t のものです。スコアは Q Kᵀ で、縦がクエリ、横がキーです。",
+            "重みの t 行目はクエリ t のものです。スコアは Q Kᵀ で、縦がクエリ、横がキーです。",
             "权重的第 t 行属于查询 t：分数是 Q Kᵀ，纵向是查询，横向是键。",
         ),
         Text(
@@ -477,7 +477,7 @@ STEPS: dict[str, tuple[Text, Text]] = {  # step -> (concept, where to look): hin
     "positions": (
         Text(
             "Each column pair is a sin/cos of the position at its own frequency, base^(-2i/d).",
-            "各列の組は、位置の sin/cos をそれぞれの周波数 base^(-2i/d) で表します。",
+            "各列の組は、位置をそれぞれの周波数 base^(-2i/d) の sin と cos で表します。",
             "每一对列是位置在各自频率 base^(-2i/d) 下的 sin/cos。",
         ),
         Text(

@@ -14,8 +14,9 @@ from typing import ClassVar
 
 from rich import box
 from rich.console import Console
-from rich.markdown import Markdown, TableElement
+from rich.markdown import ListItem, Markdown, TableElement
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -182,18 +183,19 @@ NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%”�
 NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
 NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
+WJ = "\u2060"  # word joiner: no break between two CJK characters of a short (…) formula
+HOLD = 30  # the widest (…) with CJK text inside that is kept on one line
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
-_GLUE = re.compile(
-    rf"(?<=[=×+→<>≤≥])[ ](?=\S)|(?<=\S)[ ](?=[=×+→<>≤≥][ ])|(?<=[0-9])[ ](?=[{CJK}])"
-)
+OPS = "=×+→<>≤≥·/−"  # a space around one of these joins a formula ("1 / 0.9", "2i · (−ln 10000)")
+_GLUE = re.compile(rf"(?<=[{OPS}])[ ](?=\S)|(?<=\S)[ ](?=[{OPS}][ ])|(?<=[0-9])[ ](?=[{CJK}])")
 _TOKEN = re.compile(
-    r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\\u00a0]+[^\S\u00a0]*|[^\S\u00a0]+|."
+    r"`[^`]*`|[A-Za-z0-9_.,:;!?'\"()\[\]{}<>=+\-*/%^|~#@$&\\\u00a0·−]+[^\S\u00a0]*|[^\S\u00a0]+|."
 )
 _ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
 
 def _width(s: str) -> int:
-    return sum(2 if _wide(ch) else 1 for ch in s)
+    return sum(2 if _wide(ch) else 1 for ch in s if ch != WJ)
 
 
 def wrap_wide(text: str, width: int) -> str:
@@ -202,7 +204,7 @@ def wrap_wide(text: str, width: int) -> str:
     breaks lines only at spaces, which leaves Japanese and Chinese lines ragged."""
     out = []
     for line in text.split("\n"):
-        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "`")):
+        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "```")):
             out.append(line)
             continue
         item = _ITEM.match(line)
@@ -216,14 +218,21 @@ def _glued(text: str) -> str:
     """``text`` with the spaces no line should break at made non-breaking: inside a short
     (…) ("(B, H, T, S)"), around = × + → ("K = X W_K", "T × T") and between a number and the
     CJK counter after it ("4 倍")."""
-    text = _PAREN.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    text = _PAREN.sub(lambda m: _hold(m.group(0)), text)
     return _GLUE.sub(NBSP, text)
+
+
+def _hold(group: str) -> str:
+    """A short (…) with its spaces non-breaking and, if it is narrow ("(分数 − 最大值)"), a
+    word joiner between each two characters, so no CJK break falls inside it either."""
+    group = group.replace(" ", NBSP)
+    return WJ.join(group) if _width(group) <= HOLD and any(map(_wide, group)) else group
 
 
 def _break(text: str, width: int) -> list[str]:
     """``text`` as rows of at most ``width`` columns (a token wider than that on its own row)."""
     rows = _break_glued(_glued(text), width)
-    return [r.replace(NBSP, " ") for r in rows]
+    return [r.replace(NBSP, " ").replace(WJ, "") for r in rows]
 
 
 def _tokens(text: str) -> list[str]:
@@ -232,6 +241,10 @@ def _tokens(text: str) -> list[str]:
     out: list[str] = []
     glue = False
     for t in _TOKEN.findall(text):
+        if t == WJ and out:
+            out[-1] += t
+            glue = True
+            continue
         if out and (glue or t.startswith(NBSP)):
             out[-1] += t
         else:
@@ -353,8 +366,29 @@ def _broken(cell: Text, width: int) -> Text:
     return Text("\n", justify=cell.justify).join(lines)
 
 
+class _NumberedItem(ListItem):
+    """A numbered list item shown as the source writes it ("1. ", "2. "): rich drops the
+    period ("1 用当前状态…"), which reads as a stray number. Same width as rich's own."""
+
+    def render_number(self, console, options, number: int, last_number: int):
+        width = len(str(last_number)) + 2
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - width), style=self.style
+        )
+        style = console.get_style("markdown.item.number", default="none")
+        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        for i, line in enumerate(lines):
+            yield numeral if i == 0 else Segment(" " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
 class _Markdown(Markdown):
-    elements: ClassVar[dict] = {**Markdown.elements, "table_open": _FittingTable}
+    elements: ClassVar[dict] = {
+        **Markdown.elements,
+        "table_open": _FittingTable,
+        "list_item_open": _NumberedItem,
+    }
 
 
 __all__ = ["GUTTER", "code", "code_block", "code_lines", "console", "heading", "join_lines"]
