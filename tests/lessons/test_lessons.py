@@ -397,7 +397,7 @@ def test_quiz_stops_on_an_empty_answer_or_the_end_of_input_with_the_score_so_far
     assert (right, total) == (1, 1) and "Score: 1/1" in text and "Question 2/" in text
     assert "Stopped after 1 of" in text and "Question 3/" not in text
     text, (right, total) = _quiz("", lang="ja")  # end of input at once
-    assert (right, total) == (0, 0) and "得点: 0/0" in text and "\n答え：" not in text
+    assert (right, total) == (0, 0) and "得点：0/0" in text and "\n答え：" not in text
 
 
 def test_a_wrong_choice_says_why_that_choice_is_wrong(monkeypatch):

@@ -37,7 +37,7 @@ WORDS = {
         '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
         "交互作答）",
     ),
-    "question": Text("Question", "問", "问题"),
+    "question": Text("Question {k}: ", "問 {k}：", "问题 {k}："),
     "not_a_choice": Text(
         "'{answer}' is not one of the choices; answer with one of: {letters}",
         "「{answer}」は選択肢にありません。次のどれかで答えてください：{letters}",
@@ -248,7 +248,7 @@ def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
     right, words = explain(number, k, answer, lang)
     if not str(answer).strip() and not _in_kernel():  # a script: the question, and how to answer
         q = source.prose(number, lang).quiz[k - 1]
-        lines = [f"{WORDS['question'](lang)} {k}: {q.question}", *(f"  {c}" for c in q.choices)]
+        lines = [WORDS["question"](lang).format(k=k) + q.question, *(f"  {c}" for c in q.choices)]
         words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
     print(words)
     return right

@@ -44,10 +44,10 @@ WORDS = {
         "对起始代码的检查结果：",
     ),
     "solution": Text("Worked answer:", "模範解答：", "参考答案："),
-    "question": Text("Question", "問", "问题"),
+    "question": Text("Question {i}/{n}: ", "問 {i}/{n}：", "问题 {i}/{n}："),
     "your_answer": Text("Your answer{hint}: ", "あなたの答え{hint}：", "你的答案{hint}："),
     "choices": Text(" (a letter)", "（記号で）", "（填字母）"),
-    "score": Text("Score", "得点", "得分"),
+    "score": Text("Score: ", "得点：", "得分："),
     "stopped": Text(
         "Stopped after {asked} of {total} questions.",
         "全 {total} 問中 {asked} 問に答えて終了しました。",
@@ -269,7 +269,7 @@ def run_quiz(
     width = render.columns(out)  # questions and answers break between words, never inside one
     print(WORDS["stop_hint"](lang), file=out)
     for i, q in enumerate(questions, 1):
-        head = f"{WORDS['question'](lang)} {i}/{len(questions)}: {q.question}"
+        head = WORDS["question"](lang).format(i=i, n=len(questions)) + q.question
         print("\n" + render.fit(head, width), file=out)
         for choice in q.choices:
             print(render.fit(f"  {choice}", width), file=out)
@@ -282,7 +282,7 @@ def run_quiz(
         scored += q.scored
         right += bool(ok)
         print(render.fit(words, width), file=out)
-    print(f"\n{WORDS['score'](lang)}: {right}/{scored}", file=out)
+    print(f"\n{WORDS['score'](lang)}{right}/{scored}", file=out)
     return right, scored
 
 

@@ -337,7 +337,7 @@ for (kind, _), m in runs.items():
     val.setdefault(kind, []).append(math.exp(val_loss(m)))
 params = {kind: runs[kind, SEED].num_params() for kind in val}
 ppls = {kind: float(np.mean(v)) for kind, v in val.items()}  # the mean over the seeds
-spreads = {kind: max(v) - min(v) for kind, v in val.items()}  # best minus worst seed
+spreads = {kind: max(v) - min(v) for kind, v in val.items()}  # worst minus best seed
 print(
     table(
         ["model", "parameters", *[f"seed {s}" for s in seeds], "mean", "spread"],
