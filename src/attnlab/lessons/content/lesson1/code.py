@@ -94,7 +94,8 @@ for d in (16, 64, 256, 1024):
 head = ["d", "s.std()", "√d", "(s/√d).std()", "max raw", "max /√d", "grad raw", "grad /√d"]
 print(table(head, rows))
 fade = grads[16, "raw"] / grads[1024, "raw"]  # how much the raw gradient shrank
-plot("lesson1_5_sqrt_d", bars({"raw": raw_max, "/√d": scaled_max}, ["16", "64", "256", "1024"]))
+largest = {"unscaled": raw_max, "/√d": scaled_max}
+plot("lesson1_5_sqrt_d", bars(largest, ["16", "64", "256", "1024"]))
 
 # %% step full_head
 import torch.nn.functional as F
