@@ -1,3 +1,4 @@
+import ast
 import copy
 import io
 import json
@@ -11,9 +12,19 @@ import pytest
 from attnlab import lessons
 from attnlab.cli import main
 from attnlab.grade import check
-from attnlab.lessons import answers, comments, engine, notebooks, render, runner, show, source
+from attnlab.lessons import (
+    answers,
+    codefit,
+    comments,
+    engine,
+    notebooks,
+    render,
+    runner,
+    show,
+    source,
+)
 from attnlab.lessons.notebooks import build
-from attnlab.lessons.render import code_lines
+from attnlab.lessons.render import GUTTER, code_lines
 from attnlab.tables import display_width
 from helpers import lesson_run, lesson_steps, short, trains
 
@@ -227,8 +238,9 @@ def test_the_code_the_terminal_shows_is_the_exported_script(number):
     text, _ = full(number, "zh")
     shown = code_lines(text)
     cells = build(number, "zh", overrides=short(number), run=False)  # its code: as when run
-    lines = notebooks.to_py([c for c in cells if c.kind != notebooks.NUMBERS]).splitlines()
-    it = iter(lines)
+    script = notebooks.to_py([c for c in cells if c.kind != notebooks.NUMBERS])
+    width = render.PIPED_WIDTH - len(render.GUTTER)  # a wide line: the same code, re-flowed
+    it = iter(codefit.fit_code(script, width, render.fit).splitlines())
     assert all(line in it for line in shown)  # every shown line, in order, in the script
     assert len(shown) > 20
 
@@ -547,17 +559,19 @@ def test_code_is_highlighted_on_a_terminal_and_plain_when_piped(monkeypatch):
 
 
 def test_code_is_shown_exactly_as_written_piped_or_on_a_terminal():
-    """Every line behind the gutter as written: a blank line kept, a long line never wrapped,
-    square brackets and colons never read as markup or emoji; coloured only on a terminal."""
-    code = 'x = "[bold]a[/bold] :smile:"\n\ny = ' + "1 + " * 40 + "1  # one long line"
-    piped = io.StringIO()
-    render.code(render.console(piped), code)
-    assert code_lines(piped.getvalue()) == code.splitlines()
-    assert "\x1b[" not in piped.getvalue()
-    tty = Tty()
-    render.code(render.console(tty), code)
-    assert "\x1b[" in tty.getvalue()
-    assert code_lines(re.sub(r"\x1b\[[0-9;]*m", "", tty.getvalue())) == code.splitlines()
+    """Every line that fits behind the gutter as written: a blank line kept, square brackets
+    and colons never read as markup or emoji; coloured only on a terminal. A line wider than
+    the console is the same program re-flowed to fit (tests/lessons/test_codefit.py)."""
+    code = 'x = "[bold]a[/bold] :smile:"\n\ny = ' + "1 + " * 10 + "1  # one line"
+    long = "z = " + "1 + " * 40 + "1  # one long line"
+    for out in (io.StringIO(), Tty()):
+        render.code(render.console(out), code + "\n" + long)
+        shown = code_lines(re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()))
+        assert ("\x1b[" in out.getvalue()) == isinstance(out, Tty)
+        assert shown[:3] == code.splitlines()
+        assert shown[3] == "# one long line"  # the comment above, the sum in rows that fit
+        assert ast.dump(ast.parse("\n".join(shown))) == ast.dump(ast.parse(code + "\n" + long))
+        assert max(display_width(GUTTER + ln) for ln in shown) <= render.console(out).width
     prose = io.StringIO()
     render.prose(render.console(prose), "[bold]a[/bold] :smile: " + "word " * 60)
     shown = prose.getvalue()

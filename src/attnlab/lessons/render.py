@@ -21,6 +21,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from attnlab.lessons import codefit
+
 GUTTER = "│ "
 THEME = "ansi_dark"  # the terminal's own palette: readable on dark and light backgrounds
 MAX_WIDTH = 100
@@ -48,8 +50,10 @@ def console(out) -> Console:
 
 
 def code(con: Console, text: str) -> None:
-    """The code, highlighted, every line behind the gutter (never wrapped)."""
-    shown = Syntax(text, "python", theme=THEME).highlight(text.rstrip("\n"))
+    """The code, highlighted, every line behind the gutter; a line wider than the console
+    shown as the same Python re-flowed to fit (``codefit``), never cut or wrapped mid-word."""
+    text = codefit.fit_code(text.rstrip("\n"), con.width - len(GUTTER), fit)
+    shown = Syntax(text, "python", theme=THEME).highlight(text)
     shown.rstrip()
     for line in shown.split("\n", allow_blank=True):
         line.rstrip()

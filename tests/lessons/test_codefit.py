@@ -1,0 +1,115 @@
+"""Code wider than the terminal, shown as the same Python re-flowed to fit (``codefit``).
+
+The oracle is Python's own parser: the re-flowed code has the same syntax tree as the code
+(docstrings: the same text up to whitespace) and the same comment words, and every line fits.
+"""
+
+import ast
+import io
+import re
+import tokenize
+
+import pytest
+
+from attnlab.lessons import codefit, notebooks, render, source
+from attnlab.lessons.notebooks import build
+from attnlab.tables import display_width
+
+W = 78  # 80 columns less the gutter
+
+
+def fit(code: str, width: int = W) -> str:
+    return codefit.fit_code(code, width, render.fit)
+
+
+def tree(code: str) -> str:
+    """The syntax tree, with the whitespace of every string removed (a docstring may gain
+    line breaks)."""
+    parsed = ast.parse(code)
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = re.sub(r"\s+", "", node.value)
+    return ast.dump(parsed)
+
+
+def comment_words(code: str) -> list[str]:
+    toks = tokenize.generate_tokens(io.StringIO(code).readline)
+    text = "".join(t.string[1:] for t in toks if t.type == tokenize.COMMENT)
+    return re.sub(r"\s+", "", text)
+
+
+def same_program_that_fits(code: str, shown: str, width: int = W) -> None:
+    assert tree(shown) == tree(code)
+    assert comment_words(shown) == comment_words(code)
+    assert max(display_width(ln) for ln in shown.splitlines()) <= width, shown
+
+
+def test_code_that_fits_is_untouched_and_a_fragment_is_shown_as_is():
+    code = "def f(x):\n    return x + 1  # one more\n"
+    assert fit(code) == code
+    fragment = "y = g(" + "a, " * 40  # not whole Python: nothing to re-flow safely
+    assert fit(fragment) == fragment
+
+
+def test_a_trailing_comment_moves_above_its_line_at_its_indentation():
+    code = "for d in (16, 64):\n    s = q @ k.T / np.sqrt(d)  # " + "scaled scores, " * 6 + "ok\n"
+    shown = fit(code)
+    lines = shown.splitlines()
+    assert lines[0] == "for d in (16, 64):"
+    assert (
+        lines[1].startswith("    # scaled scores,") and lines[-1] == "    s = q @ k.T / np.sqrt(d)"
+    )
+    assert all(ln.startswith("    # ") for ln in lines[1:-1])  # long: wrapped between words
+    same_program_that_fits(code, shown)
+
+
+def test_a_long_expression_breaks_between_tokens_inside_brackets_or_after_a_backslash():
+    inside = "total = sum([alpha_value, beta_value, gamma_value, delta_value, epsilon_value, z])"
+    shown = fit(inside)
+    assert "\\" not in shown and shown.splitlines()[1].startswith("    ")
+    same_program_that_fits(inside, shown)
+    outside = "flag = first_long_condition_name and second_long_condition_name or third_name_x"
+    shown = fit(outside)
+    assert shown.splitlines()[0].endswith(" \\")
+    same_program_that_fits(outside, shown)
+    names = set(re.findall(r"\w+", outside))  # never inside a name
+    assert set(re.findall(r"\w+", shown)) == names
+
+
+def test_a_long_string_in_brackets_splits_after_a_space_or_between_cjk_never_in_braces():
+    code = 'print(f"gradient at the input of 12 blocks: residuals {a:.2e}, plain {b:.2e} {{x}}")'
+    shown = fit(code)
+    assert len(shown.splitlines()) == 2
+    same_program_that_fits(code, shown)
+    cjk = 'print(f"  年を書くあいだ入力の年に置いた重み：{[round(v, 2) for v in on_year[kind].values()]}")'
+    shown = fit(cjk)
+    assert shown.splitlines()[0].endswith('重み："')  # after the colon, not inside a word
+    same_program_that_fits(cjk, shown)
+    for row in shown.splitlines():
+        assert row.count("{") == row.count("}")  # a replacement field stays whole
+
+
+def test_a_one_line_docstring_wraps_between_words_and_a_triple_quoted_value_stays():
+    code = (
+        'def f():\n    """' + "Explains the shapes of every argument, " * 3 + '"""\n    return 1\n'
+    )
+    shown = fit(code)
+    assert shown.splitlines()[1].startswith('    """Explains') and shown.count('"""') == 2
+    same_program_that_fits(code, shown)
+    value = 'x = """' + "a long text value " * 6 + '"""\n'
+    shown = fit(value)  # a string that is data, not a docstring: its text never changes
+    assert ast.dump(ast.parse(shown)) == ast.dump(ast.parse(value)) and shown != value
+
+
+def test_on_a_wider_console_only_lines_wider_than_it_change():
+    code = "y = 1  # " + "word " * 17
+    assert fit(code, 100) == code
+    assert fit(code, 60) != code
+
+
+@pytest.mark.parametrize("number", source.lessons())
+def test_every_lessons_code_shown_at_80_columns_is_the_same_program(number):
+    lang = ("en", "ja", "zh")[number % 3]  # the code is the same; comments and strings differ
+    cells = build(number, lang, run=False)
+    script = notebooks.to_py([c for c in cells if c.kind != notebooks.NUMBERS])
+    same_program_that_fits(script, fit(script))
