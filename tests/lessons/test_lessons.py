@@ -172,7 +172,7 @@ def test_lessons_3_4_5_numbers():
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("number", LESSONS)
-def test_every_lesson_runs_in_every_language(number, lang):
+def test_every_lesson_runs_in_every_language_within_80_columns(number, lang):
     text, res = full(number, lang)
     words = source.prose(number, lang)
     steps = runner.steps(number)
@@ -186,6 +186,8 @@ def test_every_lesson_runs_in_every_language(number, lang):
         assert not KANA.search(prose) and prose.count("的") > 10
     else:
         assert not KANA.search(prose) and "的" not in prose
+    wide = [ln for ln in text.splitlines() if display_width(ln) > render.PIPED_WIDTH]
+    assert wide == [], wide  # prose, code and what it prints: an 80-column terminal never wraps
 
 
 def _stepped(number: int) -> tuple[runner.Session, list[set[str]]]:

@@ -93,7 +93,10 @@ class Heat:
     def text(self, width: int = WIDTH) -> str:
         lo, hi = self.options.get("vmin", 0.0), self.options.get("vmax")
         body = text_heatmap(self.w, self.rows, self.cols, lo, hi or None, width)
-        return "\n".join(x for x in (_title(self.options), body + _axes(self.options)) if x)
+        axes, last = _axes(self.options), body.rsplit("\n", 1)[-1]
+        if display_width(last + axes) > render.PIPED_WIDTH:  # on a line of its own, aligned
+            axes = "\n" + last[: len(last) - len(last.lstrip())] + axes.strip()
+        return "\n".join(x for x in (_title(self.options), body + axes) if x)
 
     __call__ = figure  # plot(name, fig) also takes a plain function drawing a Figure
 

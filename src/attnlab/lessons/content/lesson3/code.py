@@ -33,7 +33,8 @@ with torch.no_grad():
     theirs, _ = torch_mha(x, x, x, W_q, W_k, W_v, W_o, h)
 diff = np.abs(out - theirs.numpy()).max()
 print(f"d_model = {d_model}, h = {h} -> d_k = {d_k}")
-print("Q", Q.shape, "-> heads", heads.shape, "-> out", out.shape, "weights", w.shape)
+print("Q", Q.shape, "-> heads", heads.shape, "-> out", out.shape)
+print("weights", w.shape)
 print(f"block_diff = max|x W_q[:, 192:256] - heads[:, 3]| = {block_diff:.1e}")
 print(f"diff = max|out - theirs| = {diff:.1e}")
 plot("lesson3_1_heads", heat(w[0, 0], title="head 0"))
@@ -117,7 +118,7 @@ back = rotation(k, d).T  # a W_q W_kᵀ a head could learn: turns every query ba
 looks_at = [int(np.argmax(pe[i] @ back @ pe[: i + 1].T)) for i in (10, 50, 120)]
 print(f"residual = max|PE[pos] M - PE[pos + {k}]| = {residual:.1e}")
 print(f"exact    = max|PE[pos] R - PE[pos + {k}]| = {exact:.1e}")
-print(f"dots     = [PE[p] · PE[p + {k}] for p in (0, 10, 50)] = {dots}")
+print(f"dots     = PE[p] · PE[p + {k}], p = 0, 10, 50: {dots}")
 print(f"scores   = the same pairs through a random W_q W_kᵀ = {scores}")
 print(f"looks_at = with W_q W_kᵀ = R.T, queries at 10, 50, 120 look at {looks_at}")
 
@@ -176,7 +177,8 @@ except RuntimeError as error:
     view_error = str(error).split(" (")[0]
 print("out", tuple(out.shape), "weights", tuple(weights.shape))
 print(f"mha_diff = largest difference from nn.MultiheadAttention = {mha_diff:.1e}  (float32)")
-print("without contiguous():", view_error)
+print("without contiguous():")
+print(" ", view_error)
 
 
 # %% step pe_module

@@ -119,7 +119,7 @@ gpt_targets = [(SENTENCE[i], SENTENCE[i + 1]) for i in range(len(SENTENCE) - 1)]
 bert_fill = ", ".join(repr(c) for c in bert_targets.values())
 n_next, n_sentence = len(gpt_targets), len(SENTENCE)
 print(f"BERT reads {bert_input!r} and must fill {bert_targets}")
-print(f"GPT reads {SENTENCE!r} and predicts, at each of {n_next} positions, the next:")
+print(f"GPT on {SENTENCE!r}: the next character at each of {n_next} positions:")
 print("  " + "  ".join(f"{a}>{b}" for a, b in gpt_targets[:8]) + "  ...")
 plot(
     "lesson6_2_encoder",
@@ -236,14 +236,15 @@ for temp in (0.5, 1.0, 2.0):
 samples = {}
 for temp in (0.0, 0.5, 1.0, 2.0):  # 0: always the most likely character
     g = torch.Generator().manual_seed(SEED)
-    new = torch.cat(list(model.generate(ids, 80, temperature=temp, generator=g)))
+    new = torch.cat(list(model.generate(ids, 64, temperature=temp, generator=g)))
     samples[temp] = PROMPT + tok.decode(new.tolist())  # data: what the model wrote
 known = set(text.split())  # every word of the training text
 real = {}  # the share of a sample's words that occur in the training text
 for temp, s in samples.items():
     words = s.split()[:-1]  # the last word may be cut off
     real[temp] = sum(w in known for w in words) / max(1, len(words))
-    print(f"T = {temp}: {s!r}  ({real[temp]:.0%} real words)")
+    print(f"T = {temp} ({real[temp]:.0%} real words):")
+    print(f"  {s!r}")
 real_low, real_high = real[0.5], real[2.0]
 low_words = samples[0.5].split()[:-1]
 n_low, n_distinct = len(low_words), len({w.lower() for w in low_words})
@@ -279,7 +280,7 @@ named = {  # each pattern's name in the table
 }
 print(
     table(
-        ["pattern", "best (layer, head)", "its weight there", "even attention", "ratio"],
+        ["pattern", "best (layer, head)", "its weight", "even attention", "ratio"],
         [
             (named[p], f"({la}, {h})", f"{s:.2f}", f"{c:.2f}", f"{s / c:.1f}x")
             for p, (la, h, s, c) in found.items()
@@ -370,7 +371,7 @@ for kind, rnn in rnns.items():  # backpropagation through time, measured
     g = emb.grad.norm(dim=(0, 2))  # (T,): how much of its gradient reached each time step
     reach[kind] = (g[-33] / g[-1]).item()  # 32 steps back, relative to the last step
 reached = ", ".join(f"{k.upper()} {v:.1e}" for k, v in reach.items())
-print(f"gradient 32 steps back / at the last step: {reached}")
+print(f"gradient 32 steps back / at the last: {reached}")
 
 # %% step recap
 

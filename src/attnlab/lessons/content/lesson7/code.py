@@ -179,9 +179,8 @@ for kind in KINDS[1:]:  # the two models with attention
         on_year[kind][probe] = float(w[:4, year].sum(1).mean())
         on_end[kind][probe] = float(w[:4, -4:].sum(1).mean())
         alignments[kind, probe] = t.text, w  # data: what the model wrote, and its weights
-        print(
-            f"{NAMES[kind]}: {probe!r} -> {t.text!r}; each output character < the input it weighs most:"
-        )
+        print(f"{NAMES[kind]}: {probe!r} -> {t.text!r}")
+        print("  each output character < the input it weighs most:")
         print("  " + "  ".join(f"{c}<{probe[w[i].argmax()]}" for i, c in enumerate(t.text)))
     print(f"  weight on the year while writing it: {[round(v, 2) for v in on_year[kind].values()]}")
     for probe in PROBES[:2]:  # the year last, then the year first
