@@ -38,7 +38,7 @@ def _verdict(path: Path, seed: int) -> tuple[bool, str | None]:
     # 600 made random_inside's verdict hardcoded_output: on seed 13's saturated "large
     # magnitude" case (weights nearly one-hot) dropout could zero the one row where the right
     # weights of the case and its twin differ, leaving bit-identical weights for other inputs.
-    state = np.random.get_state()  # noqa: NPY002 (the global state the submission draws from)
+    state = np.random.get_state()  # noqa: NPY002  (the global state the submission draws from)
     np.random.seed(seed)  # noqa: NPY002
     try:
         r = verdict(prep, run_in_process(ns[exercise], [*prep.cases, *prep.twins]), [], "en")

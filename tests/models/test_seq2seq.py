@@ -47,7 +47,7 @@ def test_each_kind_learns(kind):
     gen = torch.Generator().manual_seed(0)
     fixed = task.train_batch(gen, 32, "cpu")
     first = task.loss(m, fixed).item()
-    for _ in range(40):
+    for _ in range(20):  # each kind's drop: 0.69-0.89 after 20 steps (1.28-1.51 after 40)
         loss = task.loss(m, task.train_batch(gen, 32, "cpu"))
         opt.zero_grad()
         loss.backward()
