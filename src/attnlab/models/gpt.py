@@ -34,7 +34,6 @@ from ..nn.kv_cache_numpy import (
     GELU_SCALE,
     NumpyAttention,
     NumpyKV,
-    Scratch,
     as_array,
     attend,
     attend_one,
@@ -42,7 +41,6 @@ from ..nn.kv_cache_numpy import (
     folded,
     gelu_scaled,
     linear,
-    mlp_one,
     normalize,
     one_blas_thread,
 )
@@ -363,7 +361,6 @@ class _NumpyBlock(NamedTuple):
     attn: NumpyAttention
     fc: tuple  # (w_t, b) as linear takes them
     proj: tuple
-    scratch: Scratch  # the hidden row of a one-sequence step
 
     @classmethod
     def of(cls, b: Block) -> _NumpyBlock:
@@ -372,24 +369,19 @@ class _NumpyBlock(NamedTuple):
             NumpyAttention.of(b.attn, b.ln_1),
             folded(b.mlp.fc.weight, b.mlp.fc.bias, b.ln_2, out_scale=GELU_SCALE),
             folded(b.mlp.proj.weight, b.mlp.proj.bias, in_scale=GELU_SCALE),
-            Scratch(b.mlp.fc.out_features),
         )
 
     def __call__(self, x, cache: NumpyKV, rope, bias):
         """Block.forward for the positions after those cached: x (B, T, C) -> (B, T, C)."""
         x += attend(normalize(x, self.eps[0]), self.attn, cache, rope, bias)  # x: the decoder's
-        x += self.mlp(normalize(x, self.eps[1]))
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
         return x
 
     def step(self, x, cache: NumpyKV, rope):
         """``__call__`` for one new position per sequence: x (B, C) or (C,) -> the same."""
         x += attend_one(normalize(x, self.eps[0]), self.attn, cache, rope)
-        h = normalize(x, self.eps[1])
-        x += mlp_one(h, self.fc, self.proj, self.scratch) if h.ndim == 1 else self.mlp(h)
+        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
         return x
-
-    def mlp(self, h):
-        return linear(gelu_scaled(linear(h, *self.fc)), *self.proj)
 
 
 class _NumpyDecoder:

@@ -189,28 +189,6 @@ def gelu_scaled(u: np.ndarray) -> np.ndarray:
     return e
 
 
-class Scratch:
-    """The MLP's hidden row of a one-row decoding step, kept between steps: an array and a torch
-    view of the same memory, so ``mlp_one`` allocates nothing and converts nothing."""
-
-    def __init__(self, n: int):
-        self.u, self.e = np.empty(n, np.float32), np.empty(n, np.float32)  # (n,) each
-        with torch.inference_mode(False):  # written in place later, outside inference mode
-            self.u_t, self.e_t = torch.from_numpy(self.u), torch.from_numpy(self.e)
-
-
-def mlp_one(x: np.ndarray, fc: tuple, proj: tuple, s: Scratch) -> np.ndarray:
-    """``linear(gelu_scaled(linear(x, *fc)), *proj)`` for one row x ``(d,)`` in ``s``'s
-    buffers: the same numbers, fewer calls."""
-    np.dot(x, fc[0], out=s.u)  # (4d,)
-    if fc[1] is not None:
-        s.u += fc[1]
-    torch.erf(s.u_t, out=s.e_t)
-    s.e += 1.0
-    s.e *= s.u
-    return linear(s.e, *proj)
-
-
 def causal_bias(T: int, past: int) -> np.ndarray | None:
     """``(T, past + T)``: 0 where new position t may attend (keys up to past + t), -inf after;
     None for a single new position (it sees every key)."""
