@@ -32,6 +32,7 @@ from ..nn import (
 from ..nn.decode import AttentionStep, attention_step, linear_t, one_thread
 from ..nn.kv_cache_numpy import (
     GELU_SCALE,
+    GeluRow,
     NumpyAttention,
     NumpyKV,
     as_array,
@@ -377,10 +378,11 @@ class _NumpyBlock(NamedTuple):
         x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
         return x
 
-    def step(self, x, cache: NumpyKV, rope):
-        """``__call__`` for one new position per sequence: x (B, C) or (C,) -> the same."""
+    def step(self, x, cache: NumpyKV, rope, gelu: GeluRow):
+        """``__call__`` for one new position per sequence: x (B, C) or (C,) -> the same; gelu:
+        the decoder's buffers for the hidden row (B, 4C) or (4C,)."""
         x += attend_one(normalize(x, self.eps[0]), self.attn, cache, rope)
-        x += linear(gelu_scaled(linear(normalize(x, self.eps[1]), *self.fc)), *self.proj)
+        x += linear(gelu(normalize(x, self.eps[1]), *self.fc), *self.proj)
         return x
 
 
@@ -421,6 +423,8 @@ class _NumpyDecoder:
             )
         a = self.blocks[0].attn
         self.caches = [NumpyKV(ids.shape[0], a.kv_heads, a.d_k, self.size) for _ in self.blocks]
+        hidden = self.blocks[0].fc[0].shape[1]
+        self.gelu = GeluRow((hidden,) if ids.shape[0] == 1 else (ids.shape[0], hidden))
         return self._run(ids)
 
     def step(self, tok: np.ndarray | Tensor) -> Tensor:
@@ -436,7 +440,7 @@ class _NumpyDecoder:
         rope = None if self.rope is None else (self.rope[0][pos, 0], self.rope[1][pos, 0])
         with one_blas_thread():
             for block, cache in zip(self.blocks, self.caches, strict=True):
-                x = block.step(x, cache, rope)
+                x = block.step(x, cache, rope, self.gelu)
             logits = linear(normalize(x, self.eps), *self.head)
         return torch.from_numpy(logits.reshape(-1, logits.shape[-1]))  # (B, vocab)
 
