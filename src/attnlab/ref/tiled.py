@@ -168,12 +168,14 @@ def _forward(P: Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
     scale = dt.type(P.scale * LOG2E)
+    scale_e = dt.type(P.scale)  # the fast path's scores are in base e (exp over exp2: below)
     key_norms = kernel.max_norms(P.k)  # (N,)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is None and kernel.fast_block(P, scale, key_norms, i0, i1, out, lse):
+            fast = P.mask is None and kernel.fast_block(P, scale_e, key_norms, i0, i1, out, lse)
+            if fast:
                 return
             acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
             r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
