@@ -3,8 +3,9 @@
 Rabe & Staats (2021), "Self-attention does not need O(n^2) memory"; Dao et al. (2022),
 "FlashAttention". For each block of queries we walk the key/value blocks, keeping per query row a
 reference point r, an unnormalised output acc = sum 2^(s - r) v and its running sum
-l = sum 2^(s - r). Scores are in base 2 (log2(e) is folded into the scale): NumPy's exp2 is
-faster than its exp. At the end out = acc / l and lse = (r + log2 l) ln 2.
+l = sum 2^(s - r). Scores are in base 2 (log2(e) is folded into the scale), so that the
+reference points move by powers of two; the weights themselves are taken with exp (NumPy's
+float32 exp has an AVX2 kernel, its exp2 not). At the end out = acc / l and lse = (r + log2 l) ln 2.
 
 This module is that loop as a learner reads it (``_exact_block``, ``_add_tile_rebased``,
 ``_finish_block``): r follows each row's maximum as in FlashAttention, for any scores and
