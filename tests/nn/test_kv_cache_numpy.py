@@ -39,6 +39,23 @@ def test_the_scaled_gelu_with_its_scales_folded_back_is_torchs_gelu():
     np.testing.assert_allclose(got, F.gelu(x).numpy(), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("rows", [(), (2,)])
+def test_the_gelu_row_buffers_equal_the_linear_and_gelu_call_after_call(rows):
+    # a float64 oracle: F.gelu of the linear, with the scales folded as the decoder folds them
+    torch.manual_seed(1)
+    lin = torch.nn.Linear(6, 10).double()
+    w_t, b = K.folded(lin.weight, lin.bias, out_scale=K.GELU_SCALE)
+    row = K.GeluRow((*rows, 10))
+    for _ in range(3):  # the same buffers reused: each call's result is its own input's
+        x = torch.randn(*rows, 6, dtype=torch.float64)
+        got = row(x.float().numpy(), w_t, b) * K.GELU_SCALE
+        assert got.shape == (*rows, 10)
+        want = F.gelu(lin(x)).detach().numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    got = row(x.float().numpy(), w_t, None)  # no bias
+    np.testing.assert_allclose(got, K.gelu_scaled(x.float().numpy() @ w_t), rtol=1e-6, atol=1e-6)
+
+
 def test_causal_bias_lets_each_new_position_see_the_cache_and_itself():
     b = K.causal_bias(3, 2)  # 2 cached, 3 new
     assert b.shape == (3, 5) and b.dtype == np.float32

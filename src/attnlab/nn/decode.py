@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .attention import KVCache, MultiHeadAttention
-from .positional import rotate
+from .positional import LearnedPositionalEmbedding, rotate
 
 
 class AttentionStep(NamedTuple):
@@ -86,3 +86,11 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(n)
+
+
+def position_table(model) -> Tensor | None:
+    """(block_size, C): what the model adds to the token embedding at each position; None
+    under rotary positions (they enter inside attention). model: a ``GPT``."""
+    if isinstance(model.wpe, LearnedPositionalEmbedding):
+        return model.wpe.emb.weight
+    return None if model.wpe is None else model.wpe.table(model.config.block_size)

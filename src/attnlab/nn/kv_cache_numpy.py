@@ -189,6 +189,27 @@ def gelu_scaled(u: np.ndarray) -> np.ndarray:
     return e
 
 
+class GeluRow:
+    """``gelu_scaled(linear(x, w_t, b))`` for a decoding step, into arrays allocated once per
+    window: u and erf(u) each with a torch tensor on the same memory, so a step makes no new
+    array or tensor for them (``torch.from_numpy`` and ``.numpy()`` cost microseconds a call).
+    The result is overwritten by the next call: use it before calling again."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.u = np.empty(shape, np.float32)
+        self.e = np.empty(shape, np.float32)
+        self.tu, self.te = torch.from_numpy(self.u), torch.from_numpy(self.e)
+
+    def __call__(self, x: np.ndarray, w_t: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        np.dot(x, w_t, out=self.u)
+        if b is not None:
+            self.u += b
+        torch.erf(self.tu, out=self.te)
+        self.e += 1.0
+        self.e *= self.u
+        return self.e
+
+
 def causal_bias(T: int, past: int) -> np.ndarray | None:
     """``(T, past + T)``: 0 where new position t may attend (keys up to past + t), -inf after;
     None for a single new position (it sees every key)."""

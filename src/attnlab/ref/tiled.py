@@ -3,8 +3,9 @@
 Rabe & Staats (2021), "Self-attention does not need O(n^2) memory"; Dao et al. (2022),
 "FlashAttention". For each block of queries we walk the key/value blocks, keeping per query row a
 reference point r, an unnormalised output acc = sum 2^(s - r) v and its running sum
-l = sum 2^(s - r). Scores are in base 2 (log2(e) is folded into the scale): NumPy's exp2 is
-faster than its exp. At the end out = acc / l and lse = (r + log2 l) ln 2.
+l = sum 2^(s - r). Scores are in base 2 (log2(e) is folded into the scale), so that the
+reference points move by powers of two; the weights themselves are taken with exp (NumPy's
+float32 exp has an AVX2 kernel, its exp2 not). At the end out = acc / l and lse = (r + log2 l) ln 2.
 
 This module is that loop as a learner reads it (``_exact_block``, ``_add_tile_rebased``,
 ``_finish_block``): r follows each row's maximum as in FlashAttention, for any scores and
@@ -168,12 +169,14 @@ def _forward(P: Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
     # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
     scale = dt.type(P.scale * LOG2E)
+    scale_e = dt.type(P.scale)  # the fast path's scores are in base e (exp over exp2: below)
     key_norms = kernel.max_norms(P.k)  # (N,)
 
     def query_block(i0: int) -> None:
         i1 = min(i0 + P.block, T)
         with np.errstate(all="ignore"):  # the fast path may overflow: it is then redone
-            if P.mask is None and kernel.fast_block(P, scale, key_norms, i0, i1, out, lse):
+            fast = P.mask is None and kernel.fast_block(P, scale_e, key_norms, i0, i1, out, lse)
+            if fast:
                 return
             acc = np.zeros((N, i1 - i0, Ev + 1), dtype=dt)  # sum 2^(s - r) [v | 1] per row
             r = np.zeros((N, i1 - i0), dtype=dt)  # each row's reference point (base 2)
