@@ -16,6 +16,7 @@ terminal view changes: the script and the notebook keep the code as the lesson's
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from collections.abc import Callable
 
@@ -24,6 +25,8 @@ from attnlab.tables import display_width
 DEEPER = "    "  # a continued line's extra indentation
 SOFT = "、。，：；）"  # CJK punctuation a row may end after
 NO_BREAK_BEFORE = "、。，．：；！？）」』】》〉・ー"  # no row of a CJK string starts with these
+NBSP = "\u00a0"  # a space ``wrap`` never breaks at (it gives back a plain space)
+_GROUP = re.compile(r"\[[^\[\]\n]{1,24}\]|\([^()\n]{1,24}\)")  # a short [...] or (...)
 _SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
 
 
@@ -73,10 +76,17 @@ def _docstring_lines(tokens: list[tokenize.TokenInfo]) -> dict[int, str]:
 def _fit_docstring_line(line: str, indent: str, width: int, wrap) -> list[str]:
     """A line of a docstring broken between words (its text gains line breaks only)."""
     own = line[: len(line) - len(line.lstrip())]
-    rows = wrap(line.strip(), max(width - display_width(own or indent), 20)).split("\n")
+    rows = wrap(_glued(line.strip()), max(width - display_width(own or indent), 20)).split("\n")
     if len(rows) > 1 and rows[-1].strip() in ('"""', "'''"):  # never the quotes alone
         rows[-2:] = [rows[-2] + rows[-1].strip()]
     return [own + rows[0], *((own or indent) + r for r in rows[1:])]
+
+
+def _glued(words: str) -> str:
+    """``words`` with the spaces a row should not break at made non-breaking: inside a short
+    ``[...]`` or ``(...)`` ("PE[pos, 2i+1]") and between a name and its shape ("W_k (d_k, d_a)")."""
+    words = _GROUP.sub(lambda m: m.group(0).replace(" ", NBSP), words)
+    return re.sub(r"(?<=\w) (?=\()", NBSP, words)
 
 
 def _lines_of(tokens: list[tokenize.TokenInfo]) -> tuple[set[int], dict[int, list]]:
@@ -107,7 +117,7 @@ def _fit_line(line: str, tokens: list, width: int, wrap: Callable[[str, int], st
     if comment is not None:
         words = comment.string[1:].strip()
         room = max(width - display_width(indent) - 2, 20)
-        above = [f"{indent}# {row}".rstrip() for row in wrap(words, room).split("\n")]
+        above = [f"{indent}# {row}".rstrip() for row in wrap(_glued(words), room).split("\n")]
         line = line[: comment.start[1]].rstrip()
         if not line.strip():  # a comment on a line of its own
             return above
@@ -206,10 +216,10 @@ def _best(line: str, start: int, lead: str, later: list, width: int) -> tuple:
     if not full:
         return fitting[-1]
     outer = [p for p in full if p[1] == min(q[1] for q in full)]
-    soft = [  # after a space or CJK punctuation, on a row at least 60% full
+    soft = [  # after a comma (code) or a space or CJK punctuation (a string), 60% full
         p
         for p in outer
-        if line[p[0] - 1] in " " + SOFT
+        if (line[: p[0]].rstrip()[-1:] == "," if not p[2] else line[p[0] - 1] in " " + SOFT)
         and display_width(lead + line[start : p[0]]) >= width * 3 // 5
     ]
     return max(soft or outer, key=lambda p: p[0])

@@ -50,8 +50,8 @@ gru = nn.GRU(d_in, d_h, batch_first=True, dtype=torch.float64)
 
 
 def gru_step(x_t, h, cell=gru, suffix=""):
-    """One GRU step by hand: x_t (d_in,), h (d_h,) -> new h. suffix="_reverse" reads the
-    weights of a bidirectional GRU's backward direction."""
+    """One GRU step by hand: x_t (d_in,), h (d_h,) -> new h.
+    suffix="_reverse" reads a bidirectional GRU's backward weights."""
     W_i, W_h, b_i, b_h = (
         getattr(cell, f"{name}_l0{suffix}").detach()
         for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
