@@ -124,3 +124,54 @@ def test_self_attention_matches_torch_causal_and_not():
         ref = _torch(X @ Wq, X @ Wk, X @ Wv, is_causal=causal)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
         assert w.shape == (2, 5, 5) and (np.triu(w[0], 1) == 0).all() == causal
+
+
+@pytest.mark.parametrize("bad", ["q", "k", "v"])
+def test_an_integer_input_error_names_that_input(bad):
+    args = {n: _rand(i, 3, 4) for i, n in enumerate("qkv")}
+    args[bad] = np.ones((3, 4), dtype=int)
+    with pytest.raises(TypeError) as err:
+        sdpa(**args)
+    assert str(err.value).startswith(f"{bad} must be a floating-point array")
+
+
+def test_v_of_another_dtype_is_named():
+    q, k = _rand(1, 3, 4), _rand(2, 3, 4)
+    with pytest.raises(TypeError, match="q: float64, k: float64, v: float32"):
+        sdpa(q, k, _rand(3, 3, 4, dtype=np.float32))
+
+
+def test_gqa_flag_on_two_dim_inputs_is_plain_attention():
+    q, k, v = (_rand(s, 3, 4) for s in (1, 2, 3))
+    np.testing.assert_array_equal(sdpa(q, k, v, enable_gqa=True), sdpa(q, k, v))
+
+
+def test_gqa_group_is_an_integer():
+    q, k = _rand(1, 4, 3, 2), _rand(2, 2, 3, 2)
+    group = prepare_qkv(q, k, k, True)[-1]
+    assert group == 2 and isinstance(group, int)
+
+
+@pytest.mark.parametrize("bad", ["X", "W_q", "W_k", "W_v"])
+def test_self_attention_integer_input_names_it(bad):
+    args = {
+        "X": _rand(1, 3, 4),
+        "W_q": _rand(2, 4, 2),
+        "W_k": _rand(3, 4, 2),
+        "W_v": _rand(4, 4, 2),
+    }
+    args[bad] = np.ones(args[bad].shape, dtype=int)
+    with pytest.raises(TypeError) as err:
+        self_attention(*args.values())
+    assert str(err.value).startswith(f"{bad} must be a floating-point array")
+
+
+def test_self_attention_messages_name_x_exactly():
+    with pytest.raises(ValueError) as err:
+        self_attention(_rand(1, 4), _rand(2, 4, 2), _rand(3, 4, 2), _rand(4, 4, 2))
+    assert str(err.value) == "X must have at least 2 dims (..., T, d_model), got shape (4,)"
+    with pytest.raises(ValueError) as err:
+        self_attention(_rand(1, 3, 4), _rand(2, 4, 2), _rand(3, 4, 2), _rand(4, 3, 2))
+    assert str(err.value) == (
+        "W_v must be (d_model, d_out) with d_model = X.shape[-1] = 4, got W_v (3, 2) for X (3, 4)"
+    )
