@@ -66,6 +66,7 @@ def test_a_given_axes_is_drawn_into_and_its_figure_returned():
     np.testing.assert_array_equal(ax.images[0].get_array(), np.eye(3))
 
 
+@pytest.mark.filterwarnings("ignore:Glyph")  # the font itself is not loaded here
 def test_heatmap_cjk_labels_ask_for_the_cjk_font(monkeypatch):
     calls = []
     monkeypatch.setattr(sys.modules["attnlab.viz.heatmap"], "use_cjk_font", lambda: calls.append(1))
