@@ -69,7 +69,7 @@ def heatmap(
     if title:
         ax.set_title(title)
     if annotate if annotate is not None else (T <= 12 and S <= 12):
-        hi = np.nanmax(weights) if weights.size else 0.0
+        hi = np.nanmax(weights) if np.isfinite(weights).any() else 0.0  # all NaN: no warning
         for t in range(T):
             for s in range(S):
                 w = weights[t, s]
