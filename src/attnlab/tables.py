@@ -27,15 +27,19 @@ def text_table(
     indent: str = "",
     rule: bool = True,
 ) -> str:
-    """Left-aligned columns two spaces apart, a dashed rule under the header (if ``rule``)."""
-    table = [[str(c) for c in header], *[[str(c) for c in r] for r in rows]]
-    widths = [max(display_width(r[i]) for r in table) for i in range(len(table[0]))]
+    """Left-aligned columns two spaces apart, a dashed rule under the header (if ``rule``). A
+    header cell with a line break takes as many lines (a long header need not widen the table)."""
+    cells = [str(c).split("\n") for c in header]
+    depth = max((len(c) for c in cells), default=1)
+    head = [[c[k] if k < len(c) else "" for c in cells] for k in range(depth)]
+    table = [*head, *[[str(c) for c in r] for r in rows]]
+    widths = [max(display_width(r[i]) for r in table) for i in range(len(cells))]
     lines = [
         indent + "  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
         for r in table
     ]
     if rule:
-        lines.insert(1, indent + "  ".join("-" * w for w in widths))
+        lines.insert(depth, indent + "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 

@@ -277,3 +277,16 @@ def test_wrapped_cjk_keeps_a_short_formula_in_parentheses_whole():
         assert all(display_width(r) <= width for r in rows), (width, rows)
         assert "".join(rows).replace(" ", "") == text.replace(" ", ""), width
         assert all(held in r for r in rows if "最大" in r), (width, rows)
+
+
+def test_a_header_cell_with_a_line_break_takes_two_lines_and_the_table_stays_aligned():
+    from attnlab.tables import text_table
+
+    shown = text_table(["d", "最大の重み\nそのまま", "x"], [[1, "0.5", "y"], [22, "0.25", "zz"]])
+    lines = shown.splitlines()
+    assert lines[0].split() == ["d", "最大の重み", "x"] and lines[1].split() == ["そのまま"]
+    assert set(lines[2].replace(" ", "")) == {"-"}  # the rule under the whole header
+    col = display_width(lines[0][: lines[0].index("最")])  # where the second column starts
+    assert display_width(lines[1][: lines[1].index("そ")]) == col
+    assert display_width(lines[3][: lines[3].index("0.5")]) == col
+    assert text_table(["a", "b"], [[1, 2]]).splitlines()[1] == "-  -"  # one-line headers as before

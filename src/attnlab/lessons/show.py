@@ -61,19 +61,7 @@ def table(header: Sequence[object], rows: Sequence[Sequence[object]], indent: st
     """A plain text table; column widths count East Asian wide characters as two. A header
     cell with a line break ("max weight\\nraw") takes two lines, so a long header (a Japanese
     one, say) need not make the table wider than the terminal."""
-    cells = [str(h).split("\n") for h in header]
-    depth = max((len(c) for c in cells), default=1)
-    lines = [[c[k] if k < len(c) else "" for c in cells] for k in range(depth)]
-    body = [[str(c) for c in r] for r in rows]
-    if depth == 1:
-        return text_table(lines[0], body, indent)
-    cols = [[*(line[i] for line in lines), *(r[i] for r in body)] for i in range(len(cells))]
-    widths = [max(display_width(c) for c in col) for col in cols]
-    shown = [*lines, ["-" * w for w in widths], *body]
-    return "\n".join(
-        indent + "  ".join(pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in shown
-    )
+    return text_table([str(h) for h in header], rows, indent)
 
 
 @dataclass
