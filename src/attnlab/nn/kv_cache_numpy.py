@@ -183,7 +183,13 @@ def gelu_scaled(u: np.ndarray) -> np.ndarray:
     out: the linear before computes u = x / sqrt(2), the one after takes the factor
     1 / sqrt(2) (``folded``'s scales, GELU_SCALE). NumPy has no erf: torch's runs on the same
     memory."""
-    e = torch.erf(torch.from_numpy(u)).numpy()
+    e = np.empty_like(u)
+    return _times_one_plus_erf(u, e, torch.from_numpy(u), torch.from_numpy(e))
+
+
+def _times_one_plus_erf(u: np.ndarray, e: np.ndarray, tu, te) -> np.ndarray:
+    """e = u (1 + erf u), in ``e``; ``tu``, ``te``: torch tensors on u's and e's memory."""
+    torch.erf(tu, out=te)
     e += 1.0
     e *= u
     return e
@@ -204,10 +210,7 @@ class GeluRow:
         np.dot(x, w_t, out=self.u)
         if b is not None:
             self.u += b
-        torch.erf(self.tu, out=self.te)
-        self.e += 1.0
-        self.e *= self.u
-        return self.e
+        return _times_one_plus_erf(self.u, self.e, self.tu, self.te)
 
 
 def causal_bias(T: int, past: int) -> np.ndarray | None:
