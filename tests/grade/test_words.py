@@ -7,7 +7,11 @@ from attnlab.grade.words import check_name
 
 @pytest.mark.parametrize(
     "lang, shown",
-    [("en", "fixed scores near +800"), ("ja", "固定 スコアが約 +800"), ("zh", "固定 分数约为 +800")],
+    [
+        ("en", "fixed scores near +800"),
+        ("ja", "固定 スコアが約 +800"),
+        ("zh", "固定 分数约为 +800"),
+    ],
 )
 def test_scores_near_a_number_is_one_phrase(lang, shown):
     # word by word, ja would read 「スコア 付近 +800」: 付近 has to follow the number
