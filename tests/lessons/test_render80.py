@@ -17,7 +17,7 @@ import pytest
 
 from attnlab import ref
 from attnlab.i18n import LANGS
-from attnlab.lessons import engine, render, runner, show, source
+from attnlab.lessons import answers, engine, render, runner, show, source
 from attnlab.tables import display_width, text_heatmap
 
 WIDTH = 80
@@ -290,3 +290,22 @@ def test_a_header_cell_with_a_line_break_takes_two_lines_and_the_table_stays_ali
     assert display_width(lines[1][: lines[1].index("そ")]) == col
     assert display_width(lines[3][: lines[3].index("0.5")]) == col
     assert text_table(["a", "b"], [[1, 2]]).splitlines()[1] == "-  -"  # one-line headers as before
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_quiz_shows_code_without_backticks_and_a_full_width_colon_without_a_space(lang):
+    out = io.StringIO()
+    quiz = source.prose(2, lang).quiz
+    engine.run_quiz(2, lang, out, io.StringIO("a\n" * len(quiz)))
+    shown = out.getvalue()
+    assert "`" in "".join(q.explanation + "".join(q.why) for q in quiz)  # the source has some
+    assert "`" not in shown and "~mask" in shown
+    if lang != "en":
+        assert not re.search(r"[：:] [a-e]\)", shown)  # 「答案：b)」, not 「答案： b)」
+        assert re.search(r"：[a-e]\)", shown)
+    else:
+        assert re.search(r"The answer: [a-e]\)", shown)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        answers.quiz(2, len(quiz), "a", lang)  # the exported lesson's cell prints it too
+    assert "`" not in printed.getvalue()

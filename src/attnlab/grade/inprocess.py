@@ -33,9 +33,9 @@ NOT_WRITTEN = {
     "message": Text(
         "not written yet: the function still raises NotImplementedError (its TODO). Write it, "
         "then run the check again.",
-        "まだ書かれていません。関数は TODO のままで、NotImplementedError を送出します。書き終えたら、"
-        "もう一度チェックを実行してください。",
-        "还没有编写：函数仍然抛出 NotImplementedError（TODO 还在）。写好函数后再运行一次检查。",
+        # ja/zh fit an 80-column terminal behind "  不合格  関数の実装："
+        "まだ書かれていません（NotImplementedError のまま）。",
+        "尚未编写（仍抛出 NotImplementedError），写好后再检查一次。",
     ),
 }
 

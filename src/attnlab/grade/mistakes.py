@@ -208,9 +208,9 @@ ENTRIES = [
     ),
     _m(
         "heads_interleaved", "heads",
-        "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k, not every h-th column.",
-        "ヘッド i が使うのは i*d_k から (i+1)*d_k までの連続した列です。h 列おきではありません。",
-        "头 i 取连续的列切片，从 i*d_k 到 (i+1)*d_k，而不是每隔 h 列取一列。",
+        "Head i takes a contiguous block of columns, i*d_k to (i+1)*d_k-1, not every h-th column.",
+        "ヘッド i が使うのは i*d_k 列目から (i+1)*d_k-1 列目までの連続した列です。h 列おきではありません。",
+        "头 i 取连续的列切片，从第 i*d_k 列到第 (i+1)*d_k-1 列，而不是每隔 h 列取一列。",
         heads=[
             {"split": "interleaved"},
             {"split": "interleaved", "join": "interleaved"},

@@ -104,6 +104,7 @@ NAME_PARTS = {
     "ties": ("同点", "同分"),
     "cross": ("交差", "交叉"),
     "rows at": ("行の値", "各行取值"),
+    "scores near": ("スコアが約", "分数约为"),  # before a number: 付近 would trail it
     "near": ("付近", "接近"),
     "runs": ("動く", "能运行"),
     "loads": ("読み込める", "能加载"),

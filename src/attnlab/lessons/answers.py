@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..i18n import Text
-from . import runner, source
+from . import render, runner, source
 
 WORDS = {
     "passed": Text("PASSED", "合格", "通过"),
@@ -226,7 +226,7 @@ def explain(number: int, k: int, answer: str, lang: str = "en") -> tuple[bool | 
         letters = ", ".join(c[0] for c in q.choices)
         return None, WORDS["not_a_choice"](lang).format(answer=str(answer).strip(), letters=letters)
     if not q.scored:
-        return None, f"{WORDS['model_answer'](lang)} {q.model_answer}\n{q.explanation}".strip()
+        return None, reveal(q, lang)
     if is_right(q, answer):
         return True, f"{WORDS['right'](lang)}\n{q.explanation}".strip()
     i = chosen(q, answer) if q.choices else None
@@ -235,11 +235,16 @@ def explain(number: int, k: int, answer: str, lang: str = "en") -> tuple[bool | 
     return False, "\n".join(w for w in words if w)
 
 
+def _labelled(label: str, text: str) -> str:
+    """``label`` then ``text``: a space after "The answer:", none after a full-width "答案："."""
+    return label + ("" if label.endswith("：") else " ") + text
+
+
 def reveal(q: source.Question, lang: str = "en") -> str:
     """The right answer (or the model answer) and why."""
     if not q.scored:
-        return f"{WORDS['model_answer'](lang)} {q.model_answer}\n{q.explanation}".strip()
-    return f"{WORDS['answer_is'](lang)} {natural(q)}\n{q.explanation}".strip()
+        return f"{_labelled(WORDS['model_answer'](lang), q.model_answer)}\n{q.explanation}".strip()
+    return f"{_labelled(WORDS['answer_is'](lang), natural(q))}\n{q.explanation}".strip()
 
 
 def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
@@ -250,7 +255,7 @@ def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
         q = source.prose(number, lang).quiz[k - 1]
         lines = [WORDS["question"](lang).format(k=k) + q.question, *(f"  {c}" for c in q.choices)]
         words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
-    print(words)
+    print(render.plain(words))  # printed text, not markdown: the code without its backticks
     return right
 
 

@@ -270,9 +270,9 @@ def run_quiz(
     print(WORDS["stop_hint"](lang), file=out)
     for i, q in enumerate(questions, 1):
         head = WORDS["question"](lang).format(i=i, n=len(questions)) + q.question
-        print("\n" + render.fit(head, width), file=out)
+        print("\n" + render.fit(render.plain(head), width), file=out)
         for choice in q.choices:
-            print(render.fit(f"  {choice}", width), file=out)
+            print(render.fit(render.plain(f"  {choice}"), width), file=out)
         given = _ask(q, lang, out, inp)
         if given is None:
             print(WORDS["stopped"](lang).format(asked=asked, total=len(questions)), file=out)
@@ -281,7 +281,7 @@ def run_quiz(
         ok, words = answers.explain(number, i, given, lang)
         scored += q.scored
         right += bool(ok)
-        print(render.fit(words, width), file=out)
+        print(render.fit(render.plain(words), width), file=out)
     print(f"\n{WORDS['score'](lang)}{right}/{scored}", file=out)
     return right, scored
 

@@ -81,6 +81,15 @@ def columns(out=None) -> int:
     return min(MAX_WIDTH, shutil.get_terminal_size((PIPED_WIDTH, 24)).columns)
 
 
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def plain(text: str) -> str:
+    """Markdown's code spans as a terminal shows them: the code without its backticks (the
+    prose renderer does the same; a notebook keeps them, where they render as code)."""
+    return CODE_SPAN.sub(r"\1", text)
+
+
 def fit(text: str, width: int = PIPED_WIDTH) -> str:
     """Plain text (a hint, a quiz question, a grader's line) broken to ``width`` columns
     between words or between two CJK characters, never inside a word; a wrapped line keeps
