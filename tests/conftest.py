@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 from hypothesis import settings
+from threadpoolctl import threadpool_limits
 
 TESTS = Path(__file__).parent
 sys.path.insert(0, str(TESTS))  # ``import helpers`` (tests/helpers.py)
@@ -15,6 +16,9 @@ sys.path.insert(1, str(TESTS.parent))
 settings.register_profile("attnlab", max_examples=40, deadline=None)
 settings.load_profile("attnlab")
 torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-core CI
+# and one BLAS thread: the workers already fill the cores, and a lesson's float64 digits are
+# then those of its script and notebook (forks on one thread: helpers.fork_jobs)
+threadpool_limits(1, user_api="blas")
 
 
 SHARED_SCOPES = ("module", "package", "session")
@@ -41,6 +45,7 @@ def _shares_a_fixture(item) -> bool:
 SHARED_CACHE = {"test_verdict_and_name_are_the_same_for_every_seed": "grade/sweep"}
 # modules whose tests run a lesson (``helpers.lesson_run``, the lesson's states): grouped by lesson
 LESSON_RUNS = {
+    "lessons/test_export.py",
     "lessons/test_lessons.py",
     "lessons/test_training_lessons.py",
     "lessons/test_in_their_language.py",
@@ -61,11 +66,11 @@ def pytest_collection_modifyitems(config, items):
     """``make test`` spreads the tests over the cores (pytest-xdist, ``--dist loadgroup``). A
     test that shares an expensive fixture stays with the rest of its module on one worker, so
     the fixture is built once; tests/explore is one group (session-scoped trained runs); the
-    tests of one lesson in tests/lessons' two lesson-running modules are a group of their own
-    (lesson N: a few seconds each, the training lessons more), so each of its runs and states
-    is made once and the lessons spread over the workers; a test module may choose its tests'
-    groups itself (tests/lessons/test_export.py: one per language, ``export/en``, ...); every
-    other test goes to whichever worker is free. ``python tools/suite_groups.py`` sums a run's
+    tests of one lesson in tests/lessons' lesson-running modules (its run in each language,
+    its exports made from those runs and their scripts and notebooks) are a group of their
+    own, ``lessonN``, so each of its runs and states is made once and the lessons spread over
+    the workers; a test module may choose its tests' groups itself; every other test goes to
+    whichever worker is free. ``python tools/suite_groups.py`` sums a run's
     CPU-seconds by group."""
     for item in items:
         rel = item.path.relative_to(TESTS)

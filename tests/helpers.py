@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import io
 import json
 import os
@@ -19,10 +20,12 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.multiprocessing as mp
+from threadpoolctl import threadpool_limits
 
 TINY_CORPUS = "abcdefgh " * 200  # 9 characters: a vocabulary a 1-step model can hold
 PROSE_CORPUS = "to be, or not to be: that is the question.\n" * 120
@@ -244,7 +247,22 @@ SHORT_STEPS = 3  # training steps per model, for the lessons that train (their S
 # 17 CPU-seconds a run on 5 steps, 10 on 3; on 2, lesson 7's untrained models emit no date at all
 SHORT_TEST = 200  # lesson 7's unseen dates per model (N_TEST; the lesson scores 2,000)
 SHORT_TIMED = (64, 128, 256)  # the lengths lessons 1 and 5 time in an exercise (TIMED)
-_LESSON_RUNS: dict[tuple, tuple[str, dict]] = {}
+# the language each lesson's suite run writes its figures as PNG files in (``--plots``): the
+# language its notebook executes in for the lessons that train, English for the others
+FIGURES_IN = {6: "ja", 7: "zh"}
+_LESSON_RUNS: dict[tuple, Ran] = {}
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One terminal run of a lesson, as ``lesson_run`` made it."""
+
+    text: str  # what the lesson printed (to a pipe: plain text)
+    results: dict  # what each step assigned
+    session: object  # the session it ended with (callers run cells only in forks of it)
+    names: list  # the names bound after each step
+    printed: list  # what the setup and each step printed, in order, but the figures
+    plots: Path | None  # the folder its figures went to as PNG files (FIGURES_IN), or None
 
 
 def trains(number: int) -> bool:
@@ -266,40 +284,64 @@ def short(number: int) -> dict:
 
 def lesson_run(number: int, lang: str = "en", seed: int = 0) -> tuple[str, dict]:
     """The whole terminal lesson (what it printed, what each step assigned) on the short steps,
-    run once per (lesson, language, seed) in this process: tests/lessons' modules share it, and
-    tests/conftest.py keeps the tests of a lesson that trains on one worker. Callers only read."""
-    key = (number, lang, seed)
-    if key not in _LESSON_RUNS:
-        _LESSON_RUNS[key] = _run_lesson(number, lang, seed)
-    return _LESSON_RUNS[key][:2]
+    run once per (lesson, language, seed) in this process: tests/lessons' modules share it
+    (the lesson's tests, its exports' checks), and tests/conftest.py keeps the tests of a lesson
+    on one worker. Callers only read."""
+    return lesson_ran(number, lang, seed).text, lesson_ran(number, lang, seed).results
 
 
 def lesson_steps(number: int, lang: str = "en", seed: int = 0) -> tuple:
     """The session ``lesson_run``'s run of lesson ``number`` ended with (callers run cells only
     in forks of it) and the names bound after each step, from that one run."""
-    lesson_run(number, lang, seed)
-    return _LESSON_RUNS[(number, lang, seed)][2:]
+    ran = lesson_ran(number, lang, seed)
+    return ran.session, ran.names
 
 
-def _run_lesson(number: int, lang: str, seed: int) -> tuple[str, dict, object, list[set[str]]]:
-    """``lessons.run`` of the lesson, watching its cells run: the session and, after the setup
-    and after each step, the names bound."""
+def lesson_ran(number: int, lang: str = "en", seed: int = 0) -> Ran:
+    """``lesson_run``'s run, all of it (``Ran``)."""
+    key = (number, lang, seed)
+    if key not in _LESSON_RUNS:
+        _LESSON_RUNS[key] = _run_lesson(number, lang, seed)
+    return _LESSON_RUNS[key]
+
+
+def _run_lesson(number: int, lang: str, seed: int) -> Ran:
+    """``lessons.run`` of the lesson on one thread (as a script or a notebook runs it here),
+    watching its cells run: the session, what each printed and, after the setup and after
+    each step, the names bound; the figures as PNG files too where ``FIGURES_IN`` says."""
     from attnlab import lessons
-    from attnlab.lessons import runner, source
+    from attnlab.lessons import runner, show, source
 
-    buf, after, real = io.StringIO(), {}, runner.Session.run_cell
+    buf, after, printed, figures = io.StringIO(), {}, [], []
+    real, real_plot = runner.Session.run_cell, show.plot
+    plots = None
+    if seed == 0 and FIGURES_IN.get(number, "en") == lang:
+        plots = Path(tempfile.mkdtemp(prefix="plots"))  # short: a printed path fits 80 columns
+
+    def plot(name, fig):  # what each figure printed: a quiet run (an export's) prints none
+        LANG = show._caller_lang(1)  # noqa: F841 (plot reads its caller's LANG, as lesson code has it)
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            real_plot(name, fig)
+        figures.append(shown.getvalue())
+        print(figures[-1], end="")
 
     def watched(self, cell, quiet=False):
+        figures.clear()
         out = real(self, cell, quiet)
         if cell.kind in ("setup", "step"):
             after[cell.id or cell.kind] = (self, set(self.ns))
+            printed.append(functools.reduce(lambda t, f: t.replace(f, "", 1), figures, out[0]))
         return out
 
-    runner.Session.run_cell = watched
-    try:
-        results = lessons.run(number, lang, seed, out=buf, overrides=short(number))
+    threads = torch.get_num_threads()
+    runner.Session.run_cell, show.plot = watched, plot
+    try:  # one BLAS and torch thread: a float64 sum's last digit depends on how it is split
+        torch.set_num_threads(1)
+        with threadpool_limits(1):
+            results = lessons.run(number, lang, seed, plots=plots, out=buf, overrides=short(number))
     finally:
-        runner.Session.run_cell = real
+        runner.Session.run_cell, show.plot = real, real_plot
+        torch.set_num_threads(threads)
     session, bound = after["setup"]
     names = []
     for cell in runner.steps(number):  # a step without code runs nothing: it binds nothing
@@ -307,7 +349,7 @@ def _run_lesson(number: int, lang: str, seed: int) -> tuple[str, dict, object, l
         names.append(bound)
     assert len(after) == 1 + sum(c.has_code for c in runner.steps(number))
     assert source.cells(number)[0].kind == "setup"
-    return buf.getvalue(), results, session, names
+    return Ran(buf.getvalue(), results, session, names, printed, plots)
 
 
 def shared_folder(name: str) -> Path | None:

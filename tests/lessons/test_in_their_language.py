@@ -184,7 +184,7 @@ def english_words(
     found = []
     for line in PHRASES.sub(" ", text).splitlines():
         line = without_data(line, data)
-        if line.lstrip().startswith("│"):  # a line of code
+        if line.lstrip().startswith(("│", "[plot] ")):  # a line of code; a figure's file path
             continue
         rest = COMMAND.sub(" ", line)
         for quoted in QUOTED:
@@ -211,6 +211,7 @@ def test_the_detector_flags_a_sentence_and_passes_code_and_terms():
         "np.where(mask, scores, -np.inf) =",  # names of the lesson's code
         "softmax と PyTorch、True / False、(B, H, T, S)、float32、12 MiB",
         "attnlab lesson 2 --plots DIR で PNG に保存します",
+        "  [plot] /tmp/plots_x/lesson2_5_unmasked.png",  # where --plots wrote a figure
         "float16: value cannot be converted to type c10::Half without overflow",
     ):
         assert not english_words(fine, 2, "ja"), fine

@@ -131,8 +131,9 @@ def _show_step(s: runner.Session, cell: source.SourceCell, heading: str, con) ->
         render.output(con, printed)
     text = words.texts.get(cell.id, "")
     if text:
+        s.said[cell.id] = source.fill(text, s.ns)
         con.print()
-        render.prose(con, source.fill(text, s.ns))
+        render.prose(con, s.said[cell.id])
     return assigned
 
 

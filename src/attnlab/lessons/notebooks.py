@@ -97,6 +97,7 @@ def build(
     overrides: runner.Overrides | None = None,
     install: str | None = None,
     run: bool = True,
+    ran: runner.Session | None = None,
 ) -> list[NotebookCell]:
     """The lesson as cells, its prose filled with the numbers of this seed; ``install``: the
     source the first cell installs attnlab from (a wheel's file name, or what pip takes).
@@ -106,11 +107,16 @@ def build(
     ``run=False`` executes nothing: a text that shows numbers comes as a ``NUMBERS`` cell (its
     text is the prose key, e.g. ``train_gpt`` or ``sharpen/solution``) for whoever executes the
     notebook to fill in where the code runs (the web book fills them in its kernel, so the
-    prose and the outputs come from one run)."""
+    prose and the outputs come from one run).
+
+    ``ran``: the session of a run of this lesson that has run its setup and every step (the
+    terminal lesson's own, ``lessons.run``): the texts as it filled them (``Session.said``),
+    nothing run again but the worked answers, each in a copy of it. A lesson that trains
+    fills its words where its notebook runs: it is exported from a run of its own."""
     engine.get(number)
     engine.check_lang(lang)
     words = source.prose(number, lang)
-    s = engine.session(number, lang, seed, overrides)
+    s = _session(number, lang, seed, overrides, ran)
     cells = [
         NotebookCell("markdown", f"# {engine.title(number, lang)}\n\n{words.intro}".strip()),
         NotebookCell("code", install_code(install, lang)),
@@ -119,15 +125,15 @@ def build(
     k = 0
     for cell in source.cells(number):
         if cell.kind == "setup":
-            if run:
+            if run and ran is None:
                 s.run_cell(cell, quiet=True)
             cells.append(NotebookCell("code", s.code(cell)))
         elif cell.kind == "step":
             k += 1
-            if run and not live:
+            if run and not live and ran is None:
                 s.run_cell(cell, quiet=True)
             head = f"## {k}. {words.titles[cell.id]}"
-            text = _prose(words, cell.id, s.ns, run and not live)
+            text = _prose(words, cell.id, s.ns, run and not live, s.said if ran else None)
             if text and text.kind == NUMBERS and live:
                 text = NotebookCell("code", say_code(number, cell.id))
             if cell.has_code:
@@ -176,14 +182,31 @@ def _needed_by_answers(number: int, lang: str) -> int:
     )
 
 
-def _prose(words: source.Prose, key: str, ns: dict, run: bool) -> NotebookCell | None:
-    """The prose under ``key``, filled from ``ns`` (or left to fill: see ``build``)."""
-    text = words.texts.get(key, "").strip()
-    if not text:
+def _session(
+    number: int, lang: str, seed: int, overrides: runner.Overrides | None, ran
+) -> runner.Session:
+    """A fresh session for ``build``, or ``ran`` once it is seen to be this lesson's run."""
+    if ran is None:
+        return engine.session(number, lang, seed, overrides)
+    asked = (number, lang, seed, dict(overrides or {}))
+    if (ran.number, ran.lang, ran.seed, ran.overrides) != asked or trains(number):
+        raise ValueError(f"ran: a run of lesson {ran.number} ({ran.lang}), not {asked}")
+    return ran
+
+
+def _prose(
+    words: source.Prose, key: str, ns: dict, run: bool, said: dict | None = None
+) -> NotebookCell | None:
+    """The prose under ``key``, filled from ``ns`` (or as ``said`` filled it where the step
+    ran; or left to fill: see ``build``)."""
+    text = words.texts.get(key, "")
+    if not text.strip():
         return None
     if not run and source.placeholders(text):
         return NotebookCell(NUMBERS, key)
-    return NotebookCell("markdown", source.fill(text, ns))
+    return NotebookCell(
+        "markdown", (said[key] if said is not None else source.fill(text, ns)).strip()
+    )
 
 
 def install_code(install: str | None, lang: str) -> str:
@@ -369,9 +392,11 @@ def export(
     overrides: runner.Overrides | None = None,
     wheel: bool = False,
     install_from: str | None = None,
+    ran: runner.Session | None = None,
 ) -> list[Path]:
     """Write ``lessonN.py`` and/or ``lessonN.ipynb`` into ``folder`` (and, with ``wheel``,
-    attnlab's wheel beside them); never over a learner's edited file unless ``force``."""
+    attnlab's wheel beside them); never over a learner's edited file unless ``force``;
+    ``ran``: the lesson's own run to take the numbers from (see ``build``)."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     if wheel and install_from:
@@ -387,7 +412,7 @@ def export(
             f"{', '.join(existing)} already there (your edits?); pass --force to overwrite"
         )
     install = f"attnlab-{__version__}-py3-none-any.whl" if wheel else install_from
-    cells = build(number, lang, seed, overrides, install)
+    cells = build(number, lang, seed, overrides, install, ran=ran)
     folder.mkdir(parents=True, exist_ok=True)
     texts = {
         "py": lambda: to_py(script_cells(cells, number, lang)),

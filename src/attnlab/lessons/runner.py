@@ -95,6 +95,9 @@ class Session:
     lang: str = "en"
     ns: dict = field(default_factory=lambda: {"__name__": "__main__"})
     overrides: Overrides = field(default_factory=dict)
+    # each step's text as filled where the step ran (step id -> text): an export made from
+    # this run (``notebooks.build(..., ran=session)``) shows these, running nothing again
+    said: dict[str, str] = field(default_factory=dict)
 
     def run(self, code: str, name: str, quiet: bool = False) -> tuple[str, dict]:
         """Execute ``code``; return (what it printed, the names it assigned or changed)."""
