@@ -275,11 +275,13 @@ def _agrees_with_torch(got, q, k, v, **kw):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("causal", "strip"), [(False, 64), (True, 64), (True, 5)])
 def test_scores_far_below_zero_stay_on_the_fast_path_and_agree_with_torch(
-    monkeypatch, dtype, causal
+    monkeypatch, dtype, causal, strip
 ):
-    # the fast path raises weights below 2^floor to it (subnormal ones are 10-35x slower)
+    # the fast path raises weights below 2^floor to it (subnormal ones are 10-35x slower),
+    # in the diagonal's strips too (strip 5: blocks of 16 in strips of 5, 5, 5 and 1)
+    monkeypatch.setattr(tiled_kernel, "FAST_DIAGONAL_STRIP", strip)
     calls = _exact_block_calls(monkeypatch)
     q, k, v, _ = _peaked(dtype)
     got = ref.tiled_attention(q, k, v, is_causal=causal, block_size=16)
