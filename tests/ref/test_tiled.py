@@ -275,11 +275,13 @@ def _agrees_with_torch(got, q, k, v, **kw):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("causal", "strip"), [(False, 64), (True, 64), (True, 5)])
 def test_scores_far_below_zero_stay_on_the_fast_path_and_agree_with_torch(
-    monkeypatch, dtype, causal
+    monkeypatch, dtype, causal, strip
 ):
-    # the fast path raises weights below 2^floor to it (subnormal ones are 10-35x slower)
+    # the fast path raises weights below 2^floor to it (subnormal ones are 10-35x slower),
+    # in the diagonal's strips too (strip 5: blocks of 16 in strips of 5, 5, 5 and 1)
+    monkeypatch.setattr(tiled_kernel, "FAST_DIAGONAL_STRIP", strip)
     calls = _exact_block_calls(monkeypatch)
     q, k, v, _ = _peaked(dtype)
     got = ref.tiled_attention(q, k, v, is_causal=causal, block_size=16)
@@ -313,3 +315,48 @@ def test_backward_with_scores_far_below_zero_matches_torch(causal):
     _, *want = _torch_fwd_bwd(q, k, v, g, is_causal=causal)
     for got, exp in zip((dq, dk, dv), want, strict=True):
         np.testing.assert_allclose(got, exp, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("T", "S", "block", "strip"),
+    [(37, 37, 8, 3), (45, 45, 16, 5), (37, 50, 8, 1), (50, 37, 16, 7), (40, 40, 16, 64)],
+)
+def test_causal_fast_path_in_diagonal_strips_matches_torch(monkeypatch, T, S, block, strip):
+    # the tile on the diagonal is taken in strips of `strip` queries; T not a multiple of the
+    # block or the strip, and keys beyond the queries (S > T) or fewer (S < T: top-left causal)
+    monkeypatch.setattr(tiled_kernel, "FAST_DIAGONAL_STRIP", strip)
+    calls = _exact_block_calls(monkeypatch)
+    q, k, v, g = (
+        _rand(0, 2, 3, T, 8),
+        _rand(1, 2, 3, S, 8),
+        _rand(2, 2, 3, S, 5),
+        _rand(3, 2, 3, T, 5),
+    )
+    out, lse = ref.tiled_attention(q, k, v, is_causal=True, block_size=block, return_lse=True)
+    assert calls == []  # the fast path, strips and all
+    want, *_ = _torch_fwd_bwd(q, k, v, g, is_causal=True)
+    np.testing.assert_allclose(out, want, atol=1e-10)
+    scores = np.einsum("nhte,nhse->nhts", q, k) / np.sqrt(8)
+    rows, cols = np.triu_indices(T, 1, S)  # key s > query t: not visible
+    scores[..., rows, cols] = -np.inf
+    np.testing.assert_allclose(lse, np.log(np.exp(scores).sum(-1)), atol=1e-10)
+    q32, k32, v32 = (a.astype(np.float32) for a in (q, k, v))
+    got = ref.tiled_attention(q32, k32, v32, is_causal=True, block_size=block)
+    _agrees_with_torch(got, q32, k32, v32, is_causal=True)
+
+
+def test_causal_fast_path_computes_above_the_diagonal_only_each_strips_triangle(monkeypatch):
+    # T = S = 100, blocks of 32 (the last one 4 queries), strips of 8: per head, every visible
+    # score once, plus w(w-1)/2 above the diagonal for each strip of w queries
+    monkeypatch.setattr(tiled_kernel, "FAST_DIAGONAL_STRIP", 8)
+    computed = []
+    real = tiled_kernel._tile
+    monkeypatch.setattr(
+        tiled_kernel,
+        "_tile",
+        lambda kj, v, qTh, *a: computed.append(len(kj) * qTh.shape[1]) or real(kj, v, qTh, *a),
+    )
+    q, k, v = (_rand(i, 1, 2, 100, 16, dtype=np.float32) for i in range(3))
+    ref.tiled_attention(q, k, v, is_causal=True, block_size=32, workers=1)
+    strips = [8] * 12 + [4]  # 3 blocks of 4 strips, and the last block's 4 queries
+    assert sum(computed) == 2 * (100 * 101 // 2 + sum(w * (w - 1) // 2 for w in strips))

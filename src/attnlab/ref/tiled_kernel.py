@@ -2,7 +2,9 @@
 
 - ``fast_block``: a query block with the reference point r = 0 for every row: no row maxima, no
   rescaling, just matmul, exp, matmul per tile (and a matrix-vector product for the row sums),
-  one head at a time so that the tile stays in L2. Ordinary scores (a row's largest within
+  one head at a time so that the tile stays in L2; under ``is_causal`` the tile on the diagonal
+  is taken in strips of queries, so that of the scores above the diagonal only each strip's
+  own small triangle is computed (and multiplied by 0). Ordinary scores (a row's largest within
   about -20..+40) never come near float32's range, and a check at the end (every row's sum
   between 2^LO and 2^HI, all of acc finite) tells when they did: the caller then redoes the
   block on the exact path (``tiled._exact_block``).
@@ -36,6 +38,7 @@ LOG2E, LN2 = 1 / math.log(2), math.log(2)
 HI = 64.0  # fast path: a row's sum may reach 2^64 (far from overflow in float32)
 LO = -32.0  # fast path: a row's sum below 2^-32 may have lost terms (or p * v) to underflow
 FAST_KEY_TILES = 2  # fast path: a score tile spans two key blocks (fewer, larger matmuls)
+FAST_DIAGONAL_STRIP = 64  # fast path, causal: queries per strip of the tile on the diagonal
 
 
 def default_block_size(n_rows: int, T: int, S: int, itemsize: int) -> int:
@@ -139,15 +142,16 @@ def fast_block(P: Problem, scale, key_norms, i0: int, i1: int, out, lse) -> bool
     floats: exp 172 us, exp2 331 us, measured here).
 
     Chosen by measurement with OpenBLAS here, each a few percent of a tile: the tile is held
-    transposed, keys by queries (K_j @ q^T, then (p^T)^T @ V); the row sums come from a
-    matrix-vector product 1 @ p^T (7 µs a tile; a column of ones beside V cost 20)."""
+    transposed, keys by queries (K_j @ q^T, then (p^T)^T @ V; q^T is a transposed view, which
+    OpenBLAS reads as fast as a contiguous copy: the copy took 130 us a block); the row sums
+    come from a matrix-vector product 1 @ p^T (7 µs a tile; a column of ones beside V cost 20)."""
     bq, dt = i1 - i0, P.dtype
     acc, total = np.empty((P.N, bq, P.Ev), dtype=dt), np.empty((P.N, bq), dtype=dt)
-    qT = np.empty((P.N, P.E, bq), dtype=dt)
-    np.multiply(np.swapaxes(P.q[:, i0:i1], 1, 2), scale, out=qT)  # (N, E, bq), contiguous
+    qs = np.empty((P.N, bq, P.E), dtype=dt)
+    np.multiply(P.q[:, i0:i1], scale, out=qs)  # (N, bq, E); BLAS reads qs[h].T as it is
     floor = subnormal_floor(dt)  # in nats, as the scores
-    low = max_norms(np.swapaxes(qT, 1, 2)) * key_norms > -floor  # (N,): |score| may pass it
-    _fast_heads(P, qT, i0, i1, floor, low, acc, total)
+    low = max_norms(qs) * key_norms > -floor  # (N,): |score| may pass it
+    _fast_heads(P, np.swapaxes(qs, 1, 2), i0, i1, floor, low, acc, total)
     if not (total.min() >= 2.0**LO and total.max() <= 2.0**HI and np.isfinite(acc).all()):
         return False
     np.divide(acc, total[..., None], out=out[:, i0:i1])
@@ -156,29 +160,46 @@ def fast_block(P: Problem, scale, key_norms, i0: int, i1: int, out, lse) -> bool
 
 
 def _fast_heads(P: Problem, qT, i0: int, i1: int, floor: float, low, acc, total) -> None:
-    """acc[h] = sum over key tiles of e^s @ v and total[h] = their row sums, head by head."""
+    """acc[h] = sum over key tiles of e^s @ v and total[h] = their row sums, head by head.
+    Under ``is_causal`` the tile that meets the diagonal is taken in strips of
+    FAST_DIAGONAL_STRIP queries, each only as far as its own last query sees: the scores above
+    the diagonal that a strip still computes (and multiplies by 0) are its own triangle."""
     tiles = _fast_tiles(P, i0, i1)
     bq, dt = i1 - i0, P.dtype
-    tile = np.empty((tiles[0][1] - tiles[0][0], bq), dtype=dt)  # p^T: (bk, bq)
-    ones = np.ones(len(tile), dtype=dt)
+    flat = np.empty((tiles[0][1] - tiles[0][0]) * bq, dtype=dt)  # every p^T tile: a view of it
+    ones = np.ones(tiles[0][1] - tiles[0][0], dtype=dt)
     pv, p_sum = np.empty((bq, P.Ev), dtype=dt), np.empty(bq, dtype=dt)  # one tile's share
     for h in range(P.N):
-        k, v = P.k[h], P.v[h]  # (S, E), (S, Ev)
+        k, v, qTh, fl = P.k[h], P.v[h], qT[h], floor if low[h] else None
         for n, (j0, j1) in enumerate(tiles):
-            pT = tile[: j1 - j0]  # (bk, bq)
-            np.matmul(k[j0:j1], qT[h], out=pT)  # (bk, E) @ (E, bq): the scores s^T
-            if low[h]:  # weights below e^floor are raised to it (a change < S e^floor in sums
-                np.maximum(pT, floor, out=pT)  # >= 2^LO): subnormal ones would be slow
-            np.exp(pT, out=pT)  # p^T, in place
-            if P.is_causal and j1 - 1 > i0:  # the tile meets the diagonal: keys i0:j1 need keeping
-                # p is multiplied by 0 above the diagonal after exp (cheaper than masking first; an
-                # overflow there gives inf * 0 = NaN, which fails the test like any overflow)
-                pT[i0 - j0 :] *= _visible(j1 - i0, bq, dt)
-            np.matmul(pT.T, v[j0:j1], out=pv if n else acc[h])  # (bq, bk) @ (bk, Ev)
-            np.matmul(ones[: j1 - j0], pT, out=p_sum if n else total[h])  # (bk,) @ (bk, bq)
+            acc_h, sum_h = (pv, p_sum) if n else (acc[h], total[h])
+            if not (P.is_causal and j1 - 1 > i0):  # wholly below the diagonal
+                _tile(k[j0:j1], v[j0:j1], qTh, flat, fl, None, acc_h, sum_h, ones)
+            for c0 in range(0, bq, FAST_DIAGONAL_STRIP) if P.is_causal and j1 - 1 > i0 else ():
+                c1 = min(c0 + FAST_DIAGONAL_STRIP, bq)  # queries i0+c0 .. i0+c1-1 see keys < e
+                e = min(j1, i0 + c1)  # from key i0+c0 on, a triangle: key <= query is kept
+                keep = _visible(e - (i0 + c0), c1 - c0, dt) if e > i0 + c0 else None
+                acc_c, sum_c = acc_h[c0:c1], sum_h[c0:c1]
+                _tile(k[j0:e], v[j0:e], qTh[:, c0:c1], flat, fl, keep, acc_c, sum_c, ones)
             if n:
                 acc[h] += pv
                 total[h] += p_sum
+
+
+def _tile(kj, vj, qTh, flat, floor, keep, acc_out, sum_out, ones) -> None:
+    """One tile of ``_fast_heads``: p^T = e^(kj @ qTh) (keys by queries, in a view of ``flat``;
+    weights below e^floor raised to it, so that none is subnormal, when ``floor`` is not None),
+    times ``keep`` (its last rows: the triangle of a strip on the diagonal) when given; then
+    acc_out = p @ vj and sum_out = p's row sums (p: queries by keys)."""
+    pT = flat[: len(kj) * qTh.shape[1]].reshape(len(kj), qTh.shape[1])
+    np.matmul(kj, qTh, out=pT)  # (bk, E) @ (E, bq): the scores s^T
+    if floor is not None:  # a change < S e^floor in sums >= 2^LO: subnormal weights are slow
+        np.maximum(pT, floor, out=pT)
+    np.exp(pT, out=pT)  # p^T, in place
+    if keep is not None:  # after exp (cheaper than masking first; an overflow there gives
+        pT[len(pT) - len(keep) :] *= keep  # inf * 0 = NaN, which fails the test as any would)
+    np.matmul(pT.T, vj, out=acc_out)  # (bq, bk) @ (bk, Ev)
+    np.matmul(ones[: len(pT)], pT, out=sum_out)  # (bk,) @ (bk, bq)
 
 
 def _fast_tiles(P: Problem, i0: int, i1: int) -> list[tuple[int, int]]:
