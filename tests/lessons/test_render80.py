@@ -309,3 +309,72 @@ def test_the_quiz_shows_code_without_backticks_and_a_full_width_colon_without_a_
     with redirect_stdout(printed):
         answers.quiz(2, len(quiz), "a", lang)  # the exported lesson's cell prints it too
     assert "`" not in printed.getvalue()
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_lesson_list_fits_80_columns_with_every_word_and_summaries_indented(lang, capsys):
+    from attnlab.cli import main
+
+    assert main(["lesson", "list", "--lang", lang]) == 0  # piped (captured): 80 columns
+    shown = capsys.readouterr().out
+    lines = shown.splitlines()
+    assert [ln for ln in lines if display_width(ln) > WIDTH] == []
+    # every title and summary is still there, whole (only whitespace between them changed)
+    for number in source.lessons():
+        words = source.prose(number, lang)
+        for text in (words.title, words.summary):
+            assert _squashed(text) in _squashed(shown), (number, text)
+    # the same words in the same order as the list on unlimited width: none split or lost
+    unlimited = engine.list_lessons(lang, width=10_000)
+    assert max(map(display_width, unlimited.splitlines())) > WIDTH  # (so wrapping was needed)
+    assert WORD.findall(shown) == WORD.findall(unlimited)
+    assert _squashed(shown) == _squashed(unlimited)
+    # a lesson's lines: its number and title, then the summary (and its wrap) indented
+    listed = lines[: lines.index("")]
+    assert all(re.match(r"\d  \S|   \S", ln) for ln in listed), listed
+    assert len(listed) > 2 * len(source.lessons())
+
+
+def _hint_lines(report: answers.AnswerReport) -> list[str]:
+    return str(report).splitlines()[2:]  # after the verdict and the message
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_mistakes_hint_is_one_paragraph_fitted_to_the_terminal(lang, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    seen = 0
+    for number in source.lessons():
+        for key, text in source.prose(number, lang).texts.items():
+            if "/mistake/" not in key:
+                continue
+            exercise, _, mistake = key.split("/")
+            hint = answers.hint(number, exercise, mistake, lang)
+            report = answers.AnswerReport(exercise, False, "x", [mistake], {mistake: hint}, lang)
+            shown = _hint_lines(report)
+            where = (number, lang, key, shown)
+            assert all(display_width(ln) <= WIDTH for ln in shown), where
+            # a line ends early only where the hint ends: the source's own line breaks are gone
+            assert all(display_width(ln) > WIDTH - 12 for ln in shown[:-1]), where
+            assert _squashed("".join(shown)).replace(f"{mistake}:", "", 1) == _squashed(
+                render.plain(text)
+            ), where
+            assert WORD.findall(" ".join(shown)) == WORD.findall(
+                f"{mistake} " * (lang == "en") + render.plain(text)
+            ), where
+            seen += "\n" in text
+    assert seen >= 1  # a hint written over two source lines was read
+
+
+def test_check_answer_prints_lesson5s_plain_average_hint_as_one_sentence(monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    _, _, wrong = answers._known(5, "three", 0)
+    report = answers.check_answer(5, "three", wrong["average"], lang="ja")
+    assert report.mistakes == ["average"]
+    shown = _hint_lines(report)
+    assert "必要があります。" in "".join(ln.strip() for ln in shown)
+    assert display_width(shown[0]) > WIDTH - 4  # the first line is full
+    assert len(shown) == 2 and all(display_width(ln) <= WIDTH for ln in shown)

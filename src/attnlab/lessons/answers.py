@@ -78,7 +78,8 @@ class AnswerReport:
     def score(self) -> float:
         return 1.0 if self.passed else 0.0
 
-    def __str__(self) -> str:
+    def lines(self) -> list[str]:
+        """The verdict, the message and each mistake's hint, one line each (not yet fitted)."""
         head = (WORDS["passed"] if self.passed else WORDS["failed"])(self.lang)
         lines = [f"{self.exercise}: {head}", f"  {self.message}"]
         # the mistake's id is a name for programs (and English readers); ja and zh read its hint
@@ -86,11 +87,16 @@ class AnswerReport:
             f"  {m}: {self.hints[m]}" if self.lang == "en" else f"  {self.hints[m]}"
             for m in self.mistakes
         ]
-        return "\n".join(lines)
+        return lines
+
+    def __str__(self) -> str:
+        """As a terminal shows it: each line broken to its width between words or between two
+        CJK characters, code spans without their backticks."""
+        return render.fit(render.plain("\n".join(self.lines())), render.columns())
 
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.passed else "#b35900"
-        body = "<br>".join(html.escape(line.strip()) for line in str(self).splitlines())
+        body = "<br>".join(html.escape(line.strip()) for line in self.lines())
         return f'<div style="border-left:4px solid {colour};padding:4px 8px">{body}</div>'
 
 
@@ -162,15 +168,20 @@ def check_answer(
     key = _structure if cell.options.get("compare") == "structure" else (lambda v: v)
     if same(key(value), key(solution)):
         return AnswerReport(exercise, True, WORDS["matches"](lang), lang=lang)
-    words = source.prose(number, lang).texts
     named = {
-        m: words.get(f"{exercise}/mistake/{m}", "")
-        for m, v in mistakes.items()
-        if same(key(value), key(v))
+        m: hint(number, exercise, m, lang) for m, v in mistakes.items() if same(key(value), key(v))
     }
     if not named and same(key(value), key(starter)):
         named = {"unchanged": WORDS["unchanged"](lang)}
     return AnswerReport(exercise, False, WORDS["differs"](lang), list(named), named, lang)
+
+
+def hint(number: int, exercise: str, mistake: str, lang: str = "en") -> str:
+    """The hint for a known wrong edit, its source lines joined into one line as the prose
+    renderer joins a paragraph (no space between two CJK characters), for printing to fit."""
+    return render.join_lines(
+        source.prose(number, lang).texts.get(f"{exercise}/mistake/{mistake}", "")
+    )
 
 
 def _normal(s: str) -> str:
@@ -266,4 +277,4 @@ def _in_kernel() -> bool:
 
 
 __all__ = ["AnswerReport", "check_answer", "chosen", "explain", "is_right", "is_valid"]
-__all__ += ["natural", "quiz", "reveal", "same"]
+__all__ += ["hint", "natural", "quiz", "reveal", "same"]

@@ -80,22 +80,36 @@ def title(number: int, lang: str) -> str:
     return WORDS["title"](lang).format(n=number, title=source.prose(number, lang).title)
 
 
-def list_lessons(lang: str = "en") -> str:
+INDENT = "   "  # a lesson's title after its number, and its summary under it
+
+
+def list_lessons(lang: str = "en", width: int | None = None) -> str:
+    """Each lesson's number and title, its summary under it, indented; every line fitted to
+    ``width`` columns (the terminal's, 80 when piped), broken between words or between two
+    CJK characters, a continuation indented like the summary."""
     check_lang(lang)
+    width = width or render.columns(sys.stdout)
     lines = []
     for n in source.lessons():
         p = source.prose(n, lang)
-        lines += [f"{n}  {p.title}", f"   {p.summary}"]
+        title = render.fit(f"{INDENT}{p.title}", width)  # fitted indented, then numbered
+        lines += [
+            f"{n:<{len(INDENT)}}{title[len(INDENT) :]}",
+            render.fit(INDENT + p.summary, width),
+        ]
     lines.append("")
     lines.append(
-        Text(
-            "Run one: attnlab lesson N. Edit its code: attnlab lesson N --export DIR "
-            "[--format py|ipynb|both] writes lessonN.py and lessonN.ipynb.",
-            "実行：attnlab lesson N。コードの編集：attnlab lesson N --export DIR "
-            "[--format py|ipynb|both] で lessonN.py と lessonN.ipynb を書き出します。",
-            "运行：attnlab lesson N。修改代码：attnlab lesson N --export DIR "
-            "[--format py|ipynb|both] 会写出 lessonN.py 和 lessonN.ipynb。",
-        )(lang)
+        render.fit(
+            Text(
+                "Run one: attnlab lesson N. Edit its code: attnlab lesson N --export DIR "
+                "[--format py|ipynb|both] writes lessonN.py and lessonN.ipynb.",
+                "実行：attnlab lesson N。コードの編集：attnlab lesson N --export DIR "
+                "[--format py|ipynb|both] で lessonN.py と lessonN.ipynb を書き出します。",
+                "运行：attnlab lesson N。修改代码：attnlab lesson N --export DIR "
+                "[--format py|ipynb|both] 会写出 lessonN.py 和 lessonN.ipynb。",
+            )(lang),
+            width,
+        )
     )
     return "\n".join(lines)
 
