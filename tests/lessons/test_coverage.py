@@ -236,7 +236,7 @@ REVIEW_ITEMS: dict[int, tuple[int, str, str | None]] = {
     53: (3, "permutation", None),
     54: (3, "pe_module", None),
     55: (3, "shift_is_linear", None),
-    56: (3, "shift_is_linear", "is not the same thing everywhere for an arbitrary head"),
+    56: (3, "shift_is_linear", "arbitrary projections (an untrained one, say)"),
     57: (3, "beyond", None),
     58: (2, "batch_shapes", "but `nn.MultiheadAttention` and the nn.Transformer"),  # C1
     59: (3, "mha_module", None),

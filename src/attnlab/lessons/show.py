@@ -287,4 +287,4 @@ def plotting(folder: str | Path | None = None, quiet: bool = False):
 
 
 __all__ = ["Bars", "Curve", "Heat", "bars", "curve", "heat", "labeled", "matrix", "plot"]
-__all__ += ["plotting", "table"]
+__all__ += ["pad", "plotting", "table"]

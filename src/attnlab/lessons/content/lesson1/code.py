@@ -86,7 +86,7 @@ for d in (16, 64, 256, 1024):
     upstream = torch.from_numpy(rng.standard_normal(s.shape))  # a random gradient from above
     for name, z in (("raw", s), ("scaled", s / np.sqrt(d))):
         z = torch.tensor(z, requires_grad=True)
-        torch.softmax(z, dim=-1).backward(upstream)  # z.grad: how the scores should move
+        torch.softmax(z, dim=-1).backward(upstream)  # z.grad: the gradient for the scores
         grads[d, name] = z.grad.abs().mean().item()
     stds = f"{s.std():.2f}", f"{np.sqrt(d):.2f}", f"{(s / np.sqrt(d)).std():.2f}"
     grad = f"{grads[d, 'raw']:.1e}", f"{grads[d, 'scaled']:.1e}"
@@ -130,7 +130,7 @@ def light_row(Wq):
 learned = [round(light_row(Wq)[3].item(), 3)]  # the weight 光 gives 月
 for _ in range(2):
     loss = -torch.log(light_row(Wq)[3])  # small when 光 takes what 月 hands over
-    loss.backward()  # Wq.grad: which way each entry of W_q should move
+    loss.backward()  # Wq.grad: the way the loss rises (W_q steps the other way)
     with torch.no_grad():
         Wq -= LR * Wq.grad  # one step of gradient descent
         Wq.grad.zero_()

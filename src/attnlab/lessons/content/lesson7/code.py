@@ -9,7 +9,7 @@ import torch
 
 from attnlab.data.dates import EOS, FORMATS, SOS, DateSplits, examples
 from attnlab.lessons import check_answer, quiz
-from attnlab.lessons.show import bars, heat, plot, table
+from attnlab.lessons.show import bars, heat, pad, plot, table
 from attnlab.models import Seq2Seq, Seq2SeqConfig, sequence_loss
 from attnlab.train import SRC, TGT, DateTask, TrainConfig, Trainer, encode_batch, translate
 
@@ -27,7 +27,7 @@ torch.set_num_threads(1)  # one thread, a fixed seed and a step count: the same 
 splits = DateSplits.make(SEED)  # dates split before any text is made
 pairs = examples(splits.train[:5], SEED)  # data: five dates, written and in ISO form
 for source_text, target in pairs:
-    print(f"{source_text!r:32} -> {target!r}")
+    print(f"{pad(repr(source_text), 32)} -> {target!r}")  # pad: a CJK character is 2 wide
 torch.manual_seed(SEED)
 model = Seq2Seq(Seq2SeqConfig(len(SRC), len(TGT), attention="bahdanau"))
 src, src_len, tgt_in, tgt_out = encode_batch(pairs)
@@ -119,7 +119,7 @@ exact = {kind: c.mean() for kind, c in correct.items()}
 print(table(["attention", "exact match"], [(NAMES[kind], f"{e:.1%}") for kind, e in exact.items()]))
 for source_text, target in test[:4]:
     answers = {kind: translate(models[kind], source_text).text for kind in KINDS}
-    print(f"{source_text!r:32} {target}  " + "  ".join(answers.values()))
+    print(f"{pad(repr(source_text), 32)} {target}  " + "  ".join(answers.values()))
 with_attention = min(exact[kind] for kind in KINDS[1:])  # the weaker of the two
 gap = with_attention - exact["none"]
 learned = with_attention >= 0.95  # both write at least 95% of unseen dates exactly right
@@ -181,7 +181,8 @@ for kind in KINDS[1:]:  # the two models with attention
         alignments[kind, probe] = t.text, w  # data: what the model wrote, and its weights
         print(f"{NAMES[kind]}: {probe!r} -> {t.text!r}")
         print("  each output character < the input it weighs most:")
-        print("  " + "  ".join(f"{c}<{probe[w[i].argmax()]}" for i, c in enumerate(t.text)))
+        weighed = [probe[w[i].argmax()].replace(" ", "␣") for i in range(len(t.text))]
+        print("  " + "  ".join(f"{c}<{x}" for c, x in zip(t.text, weighed, strict=True)))
     print(f"  weight on the year while writing it: {[round(v, 2) for v in on_year[kind].values()]}")
     for probe in PROBES[:2]:  # the year last, then the year first
         out, w = alignments[kind, probe]
