@@ -6,11 +6,18 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from torch.nn.attention.bias import causal_lower_right as torch_lower_right
 
 from attnlab import ref
 
 rng = np.random.default_rng(0)
+
+
+def torch_lower_right(T: int, S: int):
+    """torch's bottom-right causal bias, imported here: its module brings much of torch's
+    compiler with it, about 2 s that every test process would pay at collection."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    return causal_lower_right(T, S)
 
 
 def _qkv(B=2, H=2, T=4, S=6, D=8):

@@ -1,18 +1,20 @@
-"""Every lesson, in every language, exported: the script runs with plain python and the notebook
-executes top to bottom in a Jupyter kernel, both printing what the lesson's own run printed;
-every figure cell shows an image; the notebook is valid and jupytext reads the script back as
-its cells; the install cell installs attnlab into a fresh environment from the wheel beside it.
+"""Every lesson, in every language, exported: its script holds the code the lesson ran, the
+script runs with plain python and the notebook executes top to bottom in a Jupyter kernel, both
+printing what the lesson's own run printed; every figure cell shows an image; the notebook is
+valid and jupytext reads the script back as its cells; the install cell installs attnlab into
+a fresh environment from the wheel beside it.
 
 Each lesson runs once per language (``helpers.lesson_run``: the terminal lesson, the run its
 other tests read too), and is exported from that run (``lessons.export(..., ran=session)``:
-the prose filled with its numbers, nothing run again). What that run printed is what the
-script and the notebook must print (every script runs; each lesson's notebook in one
-language, the languages taking turns). A lesson that trains is exported by a run of its own,
-which trains nothing: its notebook's words fill where it runs. The scripts and notebooks run
-as forks of the test process's runner, which imported torch and attnlab once
-(``helpers.fork_jobs``, tests/forks.py; off with ATTNLAB_TEST_FORKS=0), two at a time, all on
-one torch thread, as the lesson's own run is. The checks of a lesson are in the xdist group
-of its other tests (``lessonN``: tests/conftest.py), so that run is made once."""
+the prose filled with its numbers, nothing run again): every script holds the code that run
+ran, and what that run printed is what the script and the notebook must print (each
+lesson's script runs in one language and its notebook in another, the languages taking
+turns). A lesson that trains is exported by a run of its own, which trains nothing: its
+notebook's words fill where it runs. The scripts and notebooks run as forks of the test
+process's runner, which imported torch and attnlab once (``helpers.fork_jobs``,
+tests/forks.py; off with ATTNLAB_TEST_FORKS=0), two at a time, all on one torch thread, as
+the lesson's own run is. The checks of a lesson are in the xdist group of its other tests
+(``lessonN``: tests/conftest.py), so that run is made once."""
 
 import json
 import os
@@ -39,10 +41,13 @@ PAIRS = [
     for lang in LANGS
     if not trains(n) or FIGURES_IN.get(n, "en") == lang
 ]
-# Each notebook executes in one language (the languages taking turns across the lessons): its
-# code cells are the script's, which runs in every language (test_the_notebook_is_valid_and_...
-# checks that they are the same cells), and a kernel costs about 2 CPU-seconds beyond the code.
+# Each notebook executes in one language and each script runs in another (the languages taking
+# turns across the lessons; a lesson that trains is exported in one): every script holds the
+# code its lesson's run in that language ran, and the notebook the script's cells
+# (test_every_script_holds_the_code_its_run_ran, test_the_notebook_is_valid_and_...), so
+# what running them adds is the plain-python and the kernel side, each language in turn.
 NOTEBOOKS = [(n, FIGURES_IN.get(n, LANGS[(n - 1) % len(LANGS)])) for n in source.lessons()]
+SCRIPTS = [(n, FIGURES_IN.get(n, LANGS[n % len(LANGS)])) for n in source.lessons()]
 EXECUTE = """
 import json, sys, nbformat
 from nbclient import NotebookClient
@@ -78,7 +83,7 @@ def runs(tmp_path_factory):
 
 def _run(tmp_path_factory, number: int) -> tuple[dict, dict]:
     """Lesson ``number`` exported in each of its languages from its run in that language, then
-    each script run and the notebook that executes: (lang, "py"/"ipynb") -> the finished
+    the script that runs and the notebook that executes: (lang, "py"/"ipynb") -> the finished
     process, and lang -> the script's and the notebook's paths."""
     files, jobs, keys, cwd = {}, [], {}, os.getcwd()  # where pytest runs, as a subprocess would
     for lang in [x for n, x in PAIRS if n == number]:
@@ -88,7 +93,8 @@ def _run(tmp_path_factory, number: int) -> tuple[dict, dict]:
         py, nb = folder / f"lesson{number}.py", folder / f"lesson{number}.ipynb"
         files[lang] = (py, nb)
         keys.update({f"{lang} py": (lang, "py"), f"{lang} ipynb": (lang, "ipynb")})
-        jobs.append([f"{lang} py", [str(py)], cwd])
+        if (number, lang) in SCRIPTS:
+            jobs.append([f"{lang} py", [str(py)], cwd])
         if (number, lang) in NOTEBOOKS:
             jobs.append([f"{lang} ipynb", ["-c", EXECUTE, str(nb)], cwd])
     done = {
@@ -110,6 +116,20 @@ def _in_order(lines: list[str], text: str) -> bool:
 
 
 @pytest.mark.parametrize(("number", "lang"), PAIRS)
+def test_every_script_holds_the_code_its_run_ran(runs, number, lang):
+    """The exported script's code cells hold, in order, the setup and every step as the
+    lesson's run in that language ran them (its comments, its strings, its constants)."""
+    jupytext = pytest.importorskip("jupytext")
+    _, files = runs(number)
+    script = jupytext.reads(files[lang][0].read_text(encoding="utf-8"), fmt="py:percent")
+    code = [c.source for c in script.cells if c.cell_type == "code"]
+    session = lesson_ran(number, lang).session
+    ran = [session.code(c) for c in source.cells(number) if c.kind in ("setup", "step")]
+    it = iter(code)
+    assert all(any(c == r for c in it) for r in ran if r.strip())
+
+
+@pytest.mark.parametrize(("number", "lang"), SCRIPTS)
 def test_exported_script_runs_with_python_and_prints_the_lesson(runs, number, lang):
     done, _ = runs(number)
     r = done[(lang, "py")]
