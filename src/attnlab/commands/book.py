@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
         "answers folded, and the quiz. Search works, a switch leads to the same lesson in the "
         "other languages, and the site loads nothing from outside (it opens from disk). "
         "Each lesson runs once per language, one per CPU core at a time (all seven lessons in "
-        "three languages: about 5 minutes on 2 cores); executed notebooks are cached, so a "
+        "three languages: about 3 minutes on 2 cores); executed notebooks are cached, so a "
         "rebuild with nothing changed executes nothing. "
         "Needs the book extra: pip install -e '.[book]' in attnlab's source folder.",
         epilog="examples: attnlab book build/book | attnlab book site --lang ja --lessons 1,2",
