@@ -191,11 +191,12 @@ def join_cjk(text: str) -> str:
 
 
 SMALL_KANA = "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ"  # never first on a line (kinsoku)
-# never first on a line; ᵀ keeps "Kᵀ" whole
-NO_BREAK_BEFORE = set("。、，．,.）)」』：:；;！!？?・ー〕】%”’ᵀ" + SMALL_KANA)
+# never first on a line: the CJK marks a code line's string never starts a row with either
+# (codefit's), and ASCII ones; ᵀ keeps "Kᵀ" whole
+NO_BREAK_BEFORE = set(codefit.NO_BREAK_BEFORE + ",.):;!?〕%”’ᵀ" + SMALL_KANA)
 NO_BREAK_AFTER = set("（(「『〔【“‘")
 CLOSING = set("。、，．：；！？）」』〕】")  # full-width marks no space follows
-NBSP = "\u00a0"  # a space no line breaks at (shapes, formulas, a number and its counter)
+NBSP = codefit.NBSP  # a space no line breaks at (shapes, formulas, a number and its counter)
 WJ = "\u2060"  # word joiner: no break between two CJK characters of a short (…) formula
 HOLD = 30  # the widest (…) with CJK text inside that is kept on one line
 _PAREN = re.compile(r"\([^()\n]{0,40}\)")
