@@ -167,7 +167,8 @@ def _forward(P: Problem, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
     if P.S == 0:  # no keys: every row attends to nothing -> zeros
         return np.zeros((N, T, Ev), dtype=dt), np.full((N, T), -np.inf, dtype=dt)
     out, lse = np.empty((N, T, Ev), dtype=dt), np.empty((N, T), dtype=dt)
-    # scores in base 2 (exp2 is cheaper than exp): log2(e) goes into the scale
+    # the exact path's scores in base 2 (its reference points move by powers of two): log2(e)
+    # goes into the scale
     scale = dt.type(P.scale * LOG2E)
     scale_e = dt.type(P.scale)  # the fast path's scores are in base e (exp over exp2: below)
     key_norms = kernel.max_norms(P.k)  # (N,)

@@ -175,12 +175,13 @@ def _fast_heads(P: Problem, qT, i0: int, i1: int, floor: float, low, acc, total)
             acc_h, sum_h = (pv, p_sum) if n else (acc[h], total[h])
             if not (P.is_causal and j1 - 1 > i0):  # wholly below the diagonal
                 _tile(k[j0:j1], v[j0:j1], qTh, flat, fl, None, acc_h, sum_h, ones)
-            for c0 in range(0, bq, FAST_DIAGONAL_STRIP) if P.is_causal and j1 - 1 > i0 else ():
-                c1 = min(c0 + FAST_DIAGONAL_STRIP, bq)  # queries i0+c0 .. i0+c1-1 see keys < e
-                e = min(j1, i0 + c1)  # from key i0+c0 on, a triangle: key <= query is kept
-                keep = _visible(e - (i0 + c0), c1 - c0, dt) if e > i0 + c0 else None
-                acc_c, sum_c = acc_h[c0:c1], sum_h[c0:c1]
-                _tile(k[j0:e], v[j0:e], qTh[:, c0:c1], flat, fl, keep, acc_c, sum_c, ones)
+            else:  # on the diagonal: in strips
+                for c0 in range(0, bq, FAST_DIAGONAL_STRIP):
+                    c1 = min(c0 + FAST_DIAGONAL_STRIP, bq)  # queries i0+c0..i0+c1-1 see keys < e
+                    e = min(j1, i0 + c1)  # from key i0+c0 on, a triangle: key <= query is kept
+                    keep = _visible(e - (i0 + c0), c1 - c0, dt) if e > i0 + c0 else None
+                    acc_c, sum_c = acc_h[c0:c1], sum_h[c0:c1]
+                    _tile(k[j0:e], v[j0:e], qTh[:, c0:c1], flat, fl, keep, acc_c, sum_c, ones)
             if n:
                 acc[h] += pv
                 total[h] += p_sum
