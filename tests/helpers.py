@@ -268,9 +268,9 @@ class Ran:
 def trains(number: int) -> bool:
     """Lesson ``number`` trains models (its setup has STEPS): by steps, from a seed, on one
     thread, so its numbers are the same in every run; the tests shorten it."""
-    from attnlab.lessons import runner
+    from attnlab.lessons import notebooks
 
-    return "STEPS" in runner.tunable(number)
+    return notebooks.trains(number)
 
 
 def short(number: int) -> dict:

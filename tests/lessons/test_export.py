@@ -29,7 +29,7 @@ import pytest
 
 from attnlab import lessons
 from attnlab.grade import words
-from attnlab.lessons import answers, filled, render, runner, source
+from attnlab.lessons import answers, engine, filled, render, runner, source
 from helpers import FIGURES_IN, fork_jobs, lesson_ran, short, trains
 
 LANGS = ["en", "ja", "zh"]
@@ -234,6 +234,9 @@ def test_an_export_from_the_lessons_run_is_the_export_that_runs_it_again(number,
     )
     with pytest.raises(ValueError, match="ran: a run of lesson"):
         notebooks.build(number, lang, seed=1, overrides=short(number), ran=ran)
+    trained = engine.session(6, "ja", 0, short(6))  # a lesson that trains: never from a run
+    with pytest.raises(ValueError, match="ran: lesson 6 trains"):
+        notebooks.build(6, "ja", overrides=short(6), ran=trained)
 
 
 @pytest.mark.parametrize("number", source.lessons())

@@ -188,8 +188,10 @@ def _session(
     """A fresh session for ``build``, or ``ran`` once it is seen to be this lesson's run."""
     if ran is None:
         return engine.session(number, lang, seed, overrides)
+    if trains(number):
+        raise ValueError(f"ran: lesson {number} trains; its export fills its words where it runs")
     asked = (number, lang, seed, dict(overrides or {}))
-    if (ran.number, ran.lang, ran.seed, ran.overrides) != asked or trains(number):
+    if (ran.number, ran.lang, ran.seed, ran.overrides) != asked:
         raise ValueError(f"ran: a run of lesson {ran.number} ({ran.lang}), not {asked}")
     return ran
 
