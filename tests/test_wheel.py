@@ -1,10 +1,12 @@
 """attnlab works from an installed wheel, not only from the source tree.
 
 Builds the wheel, installs it into a folder apart from the source, and runs from there (a cwd
-outside the repository, that folder first on the path): a lesson with CJK plots (the packaged
-font is package data), a lesson exported and its script run (the lesson sources are package
-data), an explorer page (its template, script and style are package data) and a sandboxed
-grading (the child harness travels as text).
+outside the repository, that folder first on the path): a figure with CJK labels (the packaged
+font is package data), a lesson exported in Chinese, which runs the lesson (the lesson sources
+are package data), an explorer page (its template, script and style are package data) and a
+sandboxed grading (the child harness travels as text). The exported script's own run, with
+attnlab installed from a wheel into a fresh environment, is
+tests/lessons/test_export.py::test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from helpers import SHORT_TIMED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,16 +63,13 @@ def installed(tmp_path_factory) -> Path:
 
 
 FORKS = Path(__file__).parent / "forks.py"
-# as a learner on a slow machine would: shorter lengths for the timing exercise, then
-# ``python lesson1.py`` in its folder
-SHORTENED = f"""
-import os, re, runpy, sys
-script = open("lesson1.py", encoding="utf-8").read()
-script, n = re.subn(r"^TIMED = \\(.*?\\)", "TIMED = {SHORT_TIMED}", script, count=1, flags=re.M)
-assert n == 1, "no TIMED in the setup"
-open("lesson1.py", "w", encoding="utf-8").write(script)
-sys.argv, sys.path[0] = ["lesson1.py"], os.getcwd()
-runpy.run_path("lesson1.py", run_name="__main__")
+# a heatmap labelled in Chinese, written as PNG: its font is the packaged one where no CJK font
+# is installed (what the wheel must carry), else the installed one (the packaged one behind it)
+CJK_FIGURE = """
+import numpy as np
+from attnlab.viz import fonts, heatmap, save
+fig = heatmap(np.full((5, 5), 0.2), list("床前明月光"), list("床前明月光"), title="注意力")
+print(save(fig, "figs/zh.png"), fonts.find_cjk_font() or fonts.PACKAGED, sep="\\n")
 """
 
 
@@ -88,7 +85,7 @@ def ran(installed, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProc
     )
     commands = {
         "data": ["-c", code],
-        "plots": ["-m", "attnlab", "lesson", "1", "--plots", "figs"],
+        "plots": ["-c", CJK_FIGURE],
         "grade": ["-m", "attnlab", "grade", "mine.py", "--format", "json"],
         "export": ["-m", "attnlab", "lesson", "1", "--export", "l1", "--lang", "zh"],
         "explore": ["-m", "attnlab", "explore", "--playground", "-o", "pg.html"],
@@ -96,7 +93,6 @@ def ran(installed, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProc
     cwds = {key: tmp_path_factory.mktemp(key) for key in commands}
     (cwds["grade"] / "mine.py").write_bytes(src.read_bytes())
     jobs = [[key, args, str(cwds[key])] for key, args in commands.items()]
-    jobs.append(["script", ["-c", SHORTENED], str(cwds["export"] / "l1"), "export"])
     env = {**os.environ, "PYTHONPATH": str(installed), "OMP_NUM_THREADS": "1"}
     forks = subprocess.run(
         [sys.executable, str(FORKS), "2"],
@@ -111,7 +107,7 @@ def ran(installed, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProc
     done = json.loads(forks.stdout)
     return {
         key: (subprocess.CompletedProcess(key, *done[key]), cwds.get(key, cwds["export"]))
-        for key in [*commands, "script"]
+        for key in commands
     }
 
 
@@ -122,11 +118,16 @@ def test_the_wheel_carries_its_data_and_is_what_runs(installed, ran):
     assert (installed / "attnlab/viz/assets/OFL.txt").is_file()
 
 
-def test_lesson_plots_draw_cjk_from_the_wheel(ran):
+def test_plots_draw_cjk_from_the_wheel(ran):
     out, tmp_path = ran["plots"]
     assert out.returncode == 0, out.stderr
     assert "Glyph" not in out.stderr and "CJK" not in out.stderr, out.stderr
-    assert len(list((tmp_path / "figs").glob("*.png"))) >= 3
+    path, font = out.stdout.splitlines()
+    assert (tmp_path / path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from attnlab.viz import fonts
+
+    if fonts.find_cjk_font() is None:  # no CJK font installed: the wheel's own drew it
+        assert font == fonts.PACKAGED
 
 
 def test_grading_from_the_wheel(ran):
@@ -142,11 +143,12 @@ def test_lesson_export_from_the_wheel(ran):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "l1/lesson1.ipynb").is_file()
     script = tmp_path / "l1/lesson1.py"
-    assert "注意力" in script.read_text(encoding="utf-8")
-    assert f"TIMED = {SHORT_TIMED}" in script.read_text(encoding="utf-8")  # (shortened, then run)
-    ran_script, _ = ran["script"]
-    assert ran_script.returncode == 0, ran_script.stderr
-    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in ran_script.stdout
+    text = script.read_text(encoding="utf-8")
+    assert "注意力" in text
+    from attnlab.lessons import runner, source
+
+    titles = source.prose(1, "zh").titles  # every step, as the source tree has it
+    assert all(titles[c.id] in text for c in runner.steps(1))
 
 
 def test_explorer_page_from_the_wheel(ran):
