@@ -4,8 +4,9 @@ One build per session: lessons 1 and 4 in English and Chinese (lesson 4 is the q
 execute). Every page opens without a console error and loads nothing but the site's own files;
 lesson 1 shows the numbers the lesson's own code prints and its figures; the language switch
 leads to the same lesson; a worked answer unfolds; the embedded playground answers its slider;
-search finds "softmax"; the site holds no path of the machine that built it; and a second
-build with nothing changed executes nothing and rewrites no page.
+search finds "softmax" and Chinese phrases that jieba cuts into words; the site holds no path
+of the machine that built it; and a second build with nothing changed executes nothing and
+rewrites no page.
 
 Under CI=true a missing Sphinx (the book extra) fails these tests; elsewhere they skip."""
 
@@ -186,6 +187,22 @@ def test_search_finds_softmax(browser, book, lang, words):
     w.page.wait_for_selector("#search-results li")
     found = w.page.locator("#search-results li a").evaluate_all("l => l.map(a => a.href)")
     assert any(href.endswith(f"/{lang}/lesson1.html") for href in found)
+    w.clean(book)
+
+
+@pytest.mark.parametrize("query", ["注意力权重", "循环神经网络"])
+def test_a_chinese_phrase_that_jieba_cuts_finds_its_lessons(browser, book, query):
+    """jieba cuts these (注意力 / 权重, 循环 / 神经网络); the browser asks for the whole phrase:
+    only the CJK pairs the book indexes (tests/book/test_search.py) make them meet."""
+    words = {n: source.prose(n, "zh") for n in LESSONS}
+    holding = {n for n, w in words.items() if query in "".join([w.intro, *w.texts.values()])}
+    assert holding, query  # the words are in the lessons: the search must find them
+    w = Watched(browser, book / "zh" / "search.html")
+    w.page.goto(f"{(book / 'zh' / 'search.html').as_uri()}?q={query}")
+    w.page.wait_for_selector("#search-results li")
+    found = w.page.locator("#search-results li a").evaluate_all("l => l.map(a => a.href)")
+    lessons = {int(h.rsplit("/lesson", 1)[1].split(".")[0]) for h in found if "/lesson" in h}
+    assert holding <= lessons, (query, found)
     w.clean(book)
 
 
