@@ -28,7 +28,8 @@ def _expect(p: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_corpus(path):
     exercise, expected = _expect(path)
-    r = grade_file(path, exercise, timeout=3 if "timeout" in path.stem else 10)
+    # an endless loop burns its whole timeout on a core: one second is as good as ten for it
+    r = grade_file(path, exercise, timeout=1 if "timeout" in path.stem else 10)
     assert r.exercise == exercise
     if expected == "pass":
         assert r.passed, [c for c in r.checks if not c.passed]
