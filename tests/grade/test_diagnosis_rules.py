@@ -621,3 +621,55 @@ def test_a_case_result_with_an_error_has_no_answers():
     assert dg._answers(ex, CaseResult([np.ones(2)], error="x")) is None
     assert dg._answers(ex, CaseResult([None])) is None and dg._answers(ex, CaseResult([])) is None
     assert dg._answers(ex, CaseResult([np.ones(2), np.ones(3)]))[0].shape == (2,)
+
+
+def test_close_each_is_allclose_with_equal_nans_for_each_version():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 4))
+    a[0, 0], a[1, 1] = np.nan, np.inf
+    stack = a + rng.choice([0.0, 1e-9, 1e-6, 1e-3], size=(60, 3, 4)) * rng.normal(size=(60, 3, 4))
+    for n in range(0, 60, 4):  # NaN and infinities where the answer has none, or another
+        stack[n][rng.integers(3), rng.integers(4)] = [np.nan, np.inf, -np.inf][n % 3]
+    for rtol, atol in ((1e-5, 1e-8), (1e-3, 1e-5)):
+        each = [bool(np.allclose(a, b, rtol, atol, equal_nan=True)) for b in stack]
+        assert dg.close_each(a, stack, rtol, atol).tolist() == each
+        assert 0 < sum(each) < len(each)  # both answers occur
+        finite = np.nan_to_num(a, posinf=0.0)  # and the usual case: finite everywhere
+        near = np.nan_to_num(stack, nan=0.0, posinf=0.0, neginf=0.0)
+        each = [bool(np.allclose(finite, b, rtol, atol)) for b in near]
+        assert dg.close_each(finite, near, rtol, atol).tolist() == each
+
+
+def test_stacked_versions_weigh_an_answer_as_each_version_alone():
+    """``Stacked.matching`` (every version at once) gives what ``matches`` gives each version,
+    for answers of every kind: right shape or not, float32, a missing output, NaN."""
+    rng = np.random.default_rng(2)
+    right = (rng.normal(size=(3, 4)), _softmax(rng.normal(size=(3, 3))))
+    versions = {}
+    for k in range(30):
+        out = right[0] + rng.choice([0.0, 1e-9, 1e-4, 1.0]) * rng.normal(size=(3, 4))
+        weights = right[1] if k % 3 else right[1].T
+        versions["softmax_axis", k] = [
+            (out, weights),
+            (out,),
+            (out.T, weights),
+            (out, weights[:2]),
+        ][k % 4]
+    answers = [
+        [right[0], right[1].T],
+        [versions["softmax_axis", 8][0], right[1]],
+        [versions["softmax_axis", 8][0].astype(np.float32), right[1].astype(np.float32)],
+        [right[0].T, right[1]],
+        [*versions["softmax_axis", 8], right[0]],  # one output more than the right answer has
+        [None, right[1]],
+        [np.full((3, 4), np.nan), right[1]],
+        [],
+    ]
+    stacked = dg.Stacked.of(versions)
+    seen = set()
+    for got in answers:
+        for low in (False, True):
+            each = {k: dg.matches(got, v, right, low, known=True) for k, v in versions.items()}
+            assert stacked.matching(got, right, low) == each, (len(got), low)
+            seen |= set(each.values())
+    assert seen == {True, False}

@@ -62,6 +62,7 @@ class Prepared:
     _versions: dict[tuple[int, Pairs], dict] | None = None
     _naive: dict[tuple[int, object], tuple | None] | None = None
     _twin_expected: dict[int, tuple] | None = None
+    _stacked: dict[tuple[int, bool, Pairs], Stacked] | None = None
 
     def twin_expected(self, j: int) -> tuple:
         """Twin ``j``'s right answers, computed once (every submission with an answer to check
@@ -101,6 +102,15 @@ class Prepared:
                 if out is not None and differs(out, want, low or c.float32)
             }
         return self._candidates[i, low, pairs]
+
+    def stacked(self, i: int, low: bool = False, pairs: Pairs = False) -> Stacked:
+        """``candidates`` stacked by output and shape, to compare an answer with all of them at
+        once; once per case."""
+        if self._stacked is None:
+            self._stacked = {}
+        if (i, low, pairs) not in self._stacked:
+            self._stacked[i, low, pairs] = Stacked.of(self.candidates(i, low, pairs))
+        return self._stacked[i, low, pairs]
 
     def versions(self, i: int, pairs: Pairs = False) -> dict[Version, tuple | None]:
         """Every version's outputs on case ``i`` in float64, None where it cannot run on these
@@ -338,6 +348,66 @@ def close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-5, atol: float = 1e-8) 
     return bool((near & np.isfinite(a) & np.isfinite(b) | same).all())
 
 
+def close_each(a: np.ndarray, stack: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """``close(a, b, rtol, atol)`` for each ``b`` along the first axis of ``stack`` ``(n,
+    *a.shape)``: ``(n,)`` booleans."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(a - stack)
+        near = d <= atol + rtol * np.abs(stack)
+    within = tuple(range(1, stack.ndim))
+    if np.isfinite(d).all():  # both finite everywhere: the usual case
+        return near.all(axis=within)
+    same = (a == stack) | (np.isnan(a) & np.isnan(stack))  # equal infinities, NaN with NaN
+    return (near & np.isfinite(a) & np.isfinite(stack) | same).all(axis=within)
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """A case's versions (``Prepared.candidates``) as one array per output and shape, so that
+    an answer is compared with every version in a few NumPy operations, not one ``close`` per
+    version (a diagnosis weighs a hundred versions on each of a dozen cases)."""
+
+    keys: list[Version]
+    lengths: np.ndarray  # (K,) how many outputs each version has
+    groups: list[dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]]]
+    # per output: shape -> (the versions of that shape (n,), their outputs (n, *shape) float64)
+
+    @classmethod
+    def of(cls, candidates: dict[Version, tuple]) -> Stacked:
+        keys = list(candidates)
+        outs = [[np.asarray(o, dtype=np.float64) for o in candidates[k]] for k in keys]
+        lengths = np.array([len(o) for o in outs], dtype=int)
+        groups = []
+        for j in range(max(lengths, default=0)):
+            shapes: dict[tuple[int, ...], list[int]] = {}
+            for n, o in enumerate(outs):
+                if j < len(o):
+                    shapes.setdefault(o[j].shape, []).append(n)
+            groups.append(
+                {
+                    shape: (np.array(ns), np.stack([outs[n][j] for n in ns]))
+                    for shape, ns in shapes.items()
+                }
+            )
+        return cls(keys, lengths, groups)
+
+    def matching(self, got: list, expected: tuple, low_precision: bool) -> Evidence:
+        """``matches(got, version, expected, low_precision, known=True)`` for every version."""
+        compared = got[: len(expected)]  # (as zip(got, version, expected) pairs them)
+        hit = self.lengths >= len(got) if compared else np.zeros(len(self.keys), dtype=bool)
+        for j, g in enumerate(compared):
+            group = None if g is None or j >= len(self.groups) else self.groups[j].get(g.shape)
+            if group is None:
+                return dict.fromkeys(self.keys, False)
+            loose = low_precision or g.dtype != np.float64
+            rtol, atol = (1e-3, 1e-5) if loose else (1e-7, 1e-9)
+            ns, outs = group
+            this = np.zeros(len(self.keys), dtype=bool)
+            this[ns] = close_each(g.astype(np.float64), outs, rtol, atol)
+            hit &= this
+        return dict(zip(self.keys, hit.tolist(), strict=True))
+
+
 def matches(
     got: list[np.ndarray], candidate: tuple, expected: tuple, low_precision: bool, known=False
 ) -> bool:
@@ -396,13 +466,10 @@ def evidence(prep: Prepared, i: int, got: list, pairs: Pairs = False) -> Evidenc
     hypothesis read off the learner's own answer, e.g. the base of a sin/cos table) only when
     no fixed version reproduces the answer. ``pairs``: the versions of two mistakes at once."""
     ex, case, want = prep.ex, prep.cases[i], prep.expected[i]
-    found = {
-        key: matches(got, c, want, case.float32, known=True)
-        for key, c in prep.candidates(i, pairs=pairs).items()
-    }
+    found = prep.stacked(i, pairs=pairs).matching(got, want, case.float32)
     if _low(got):
-        for key, c in prep.candidates(i, low=True, pairs=pairs).items():
-            found[key] = found.get(key, False) or matches(got, c, want, True, known=True)
+        for key, hit in prep.stacked(i, low=True, pairs=pairs).matching(got, want, True).items():
+            found[key] = found.get(key, False) or hit
     if pairs:
         return found
     if ex.probes is not None and not any(found.values()):  # probes: keys of their own
