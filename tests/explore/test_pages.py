@@ -41,6 +41,7 @@ class Watched:
     def clean(self) -> None:
         assert self.errors == [] and self.dialogs == []
         assert set(self.requests) == {self.url}
+        self.context.close()  # an open page keeps its renderer (and a playing timer) busy
 
     def shot(self, tmp_path: Path, name: str) -> None:
         folder = DOCS if os.environ.get("ATTNLAB_DOCS_SHOTS") == "1" else tmp_path
