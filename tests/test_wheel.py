@@ -25,23 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("wheel")
-    pip = [sys.executable, "-m", "pip"]
-    build = subprocess.run(
-        [
-            *pip,
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp / "dist"),
-            str(ROOT),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert build.returncode == 0, build.stderr
-    (wheel,) = (tmp / "dist").glob("attnlab-*.whl")
+    from attnlab.wheel import build_wheel  # (one build at a time in the checkout)
+
+    wheel = build_wheel(tmp / "dist")
     site = tmp / "site"
     install = subprocess.run(
         [
@@ -157,3 +143,33 @@ def test_explorer_page_from_the_wheel(ran):
     text = (tmp_path / "pg.html").read_text(encoding="utf-8")
     assert "function playground()" in text and '"mode":"playground"' in text  # assets inside
     assert "床前明月光" in text and "{js}" not in text and "{data}" not in text
+
+
+def test_builds_in_one_checkout_take_turns(tmp_path, monkeypatch):
+    """pip builds in the checkout's build/ folder: three builds at once collided there (two
+    failed). Each build runs while it holds the checkout's lock; another waits."""
+    import fcntl
+
+    from attnlab import wheel
+
+    root = wheel.source_root()
+    if root is None:
+        pytest.skip("attnlab runs from a wheel here: it builds no wheel")
+    held = []
+
+    def pip(cmd, **kw):  # instead of the build: is the lock taken while it runs?
+        fd = os.open(root / "build" / ".wheel.lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        (Path(cmd[cmd.index("-w") + 1]) / "attnlab-0.1.0-py3-none-any.whl").touch()
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(wheel.subprocess, "run", pip)
+    tmp_path.joinpath("d").mkdir()
+    assert wheel.build_wheel(tmp_path / "d").is_file()
+    assert held == [True]
