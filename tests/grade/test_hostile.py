@@ -23,6 +23,7 @@ import tempfile
 import textwrap
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ CORPUS = Path(__file__).parent / "submissions"
 RIGHT = (CORPUS / "self_attention__pass__vectorized.py").read_text()
 
 FORGE = """
-import io, json, os, sys, zipfile
+import json, os, sys
 import numpy as np
 
 def _spec():
@@ -69,17 +70,23 @@ def forged(body: str, **kw):
     return grade_source(source, "self_attention", seed=3, **kw)
 
 
+def _zip_bomb() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("r0_0.npy", b"\0" * (64 << 20))
+    return buf.getvalue()
+
+
 def _max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 ATTACKS = {
-    # a deflated .npz member that would inflate to 1.5 GiB: the old format, now not even read
-    "zip_bomb": """
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("r0_0.npy", b"\\0" * (64 << 20))
-        os.write(int(sys.argv[2]), len(buf.getvalue()).to_bytes(8, "little") + buf.getvalue())
+    # a deflated .npz member that would inflate to 64 MiB: the old format, now not even read
+    # (made here: the child may import no module its harness did not load, zipfile among them)
+    "zip_bomb": f"""
+        bomb = {_zip_bomb()!r}
+        os.write(int(sys.argv[2]), len(bomb).to_bytes(8, "little") + bomb)
         os._exit(0)
     """,
     "thirty_million_parts": """

@@ -14,8 +14,6 @@ import io
 import os
 import resource
 import socket
-import subprocess
-import sys
 import tempfile
 import textwrap
 import time
@@ -398,6 +396,15 @@ def test_an_internal_error_is_exit_2_not_a_failed_submission(tmp_path, monkeypat
     r = grade_file(CORPUS / "self_attention__pass__vectorized.py")
     assert r.error and "simulated" in r.error and not r.mistakes
     assert "GRADER ERROR" in report.text(r) and "FAILED" not in report.text(r)
+
+
+def test_process_isolation_lets_a_submission_import_the_standard_library_it_names():
+    """As root, process isolation runs the code as a uid that may not read the interpreter's
+    files (here, a pyenv under /root): the standard-library modules the source names are loaded
+    before it drops to that uid (none of these is one NumPy loads)."""
+    for name in ("statistics", "importlib.util", "heapq"):
+        r = grade_source(f"import {name}\n{RIGHT}", "self_attention", isolation="process")
+        assert r.passed and r.isolation == "process", (name, r.mistakes, report.text(r))
 
 
 def test_process_isolation_is_said_and_class_mode_refuses_it(tmp_path):

@@ -5,13 +5,13 @@ above this module's code in the child), which traces the cases the parent marks.
 
 Started as ``python -I -S -c <this file> FD_IN FD_OUT SITE DROP_UID LATE`` by
 ``attnlab.grade.sandbox``; it is passed as text, because the sandbox cannot see attnlab. It
-imports NumPy and the standard library only. FD_IN is a memfd holding one ``.npz`` (the spec, the
-source and the input arrays; no pickle). FD_OUT is a pipe: a start marker first, then the
-results in a format the parent can bound before it reads a byte of data: two 8-byte lengths
-(header, data), a JSON header (the status and, per array, its key, dtype and shape), then the
-raw bytes of the arrays no larger than ``room`` allows for their expected shape. Nothing sent
-back is trusted: the parent checks every declared size against the exercise's shapes, and
-computes the verdict from the arrays itself.
+imports NumPy and the standard library only. FD_IN is a memfd holding the spec, the source and
+the input arrays (``_read_input``: a JSON header, then the arrays' raw bytes; no pickle). FD_OUT
+is a pipe: a start marker first, then the results in a format the parent can bound before it
+reads a byte of data: two 8-byte lengths (header, data), a JSON header (the status and, per
+array, its key, dtype and shape), then the raw bytes of the arrays no larger than ``room``
+allows for their expected shape. Nothing sent back is trusted: the parent checks every declared
+size against the exercise's shapes, and computes the verdict from the arrays itself.
 """
 
 import builtins
@@ -338,6 +338,42 @@ def _filter(program: bytes) -> None:
         libc.prctl(22, 2, ctypes.byref(prog), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
+def _read_input(fd: int, np) -> tuple[dict, dict]:
+    """The spec (the source in it) and the input arrays the parent wrote to FD_IN
+    (``sandbox._input_memfd``): two 8-byte lengths (header, data), a JSON header (the spec; each
+    array's key, dtype and shape), then each array's bytes in the header's order."""
+    with os.fdopen(fd, "rb") as f:
+        blob = f.read()
+    n_head = int.from_bytes(blob[:8], "little")
+    spec = json.loads(blob[16 : 16 + n_head])
+    data, at = {}, 16 + n_head
+    for key, dtype, shape in spec.pop("arrays"):
+        n = 1
+        for d in shape:
+            n *= d
+        a = np.frombuffer(blob, dtype=dtype, count=n, offset=at)  # read-only: each call copies
+        data[key] = a.reshape(shape)
+        at += a.nbytes
+    return spec, data
+
+
+# standard-library modules a submission may import under process isolation, whose uid may not
+# read the interpreter's files once it runs: loaded before, where the source names them (none of
+# them runs anything on import; importlib.util is the route to a forbidden module the guard names)
+LATE_STDLIB = (
+    "bisect", "copy", "dataclasses", "decimal", "fnmatch", "fractions", "heapq", "importlib.util",
+    "pathlib", "random", "shutil", "statistics", "string", "threading", "zipfile",
+)  # fmt: skip
+
+
+def _preload(source: str) -> None:
+    import importlib
+
+    for name in LATE_STDLIB:
+        if name.rsplit(".", 1)[-1] in source:
+            importlib.import_module(name)
+
+
 def main(fd_in: int, fd_out: int, site: str, drop_uid: int, late: bool = False) -> None:
     """``late`` (process isolation): NumPy and the input are read first, with the rights the
     child started with (the interpreter's files may be the grader's alone), then the uid is
@@ -353,13 +389,12 @@ def main(fd_in: int, fd_out: int, site: str, drop_uid: int, late: bool = False) 
     # which would otherwise inspect each of their imports; numpy.testing too, but only where
     # the submission names it (60 ms, a third of a grading's NumPy imports)
 
-    with os.fdopen(fd_in, "rb") as f:
-        data = dict(np.load(f, allow_pickle=False))
-    spec = json.loads(bytes(data.pop("__spec__")).decode())
-    source = bytes(data.pop("__source__")).decode("utf-8", errors="replace")
+    spec, data = _read_input(fd_in, np)
+    source = spec.pop("source")
     if "testing" in source:
         import numpy.testing
     if late:
+        _preload(source)
         if drop_uid:
             _drop_privileges(drop_uid)
         if spec.get("seccomp"):

@@ -21,7 +21,6 @@ submission can neither stall the grader on a pipe nor fill its memory.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import selectors
@@ -132,16 +131,23 @@ def _input_memfd(
             for c in cases
         ],
     }
-    arrays = {f"c{i}_{n}": a for i, c in enumerate(cases) for n, a in c["arrays"].items()}
-    buf = io.BytesIO()
-    np.savez(
-        buf,
-        __spec__=np.frombuffer(json.dumps(spec).encode(), dtype=np.uint8),
-        __source__=np.frombuffer(source.encode("utf-8"), dtype=np.uint8),
-        **arrays,
+    arrays = [
+        (f"c{i}_{n}", np.ascontiguousarray(a))
+        for i, c in enumerate(cases)
+        for n, a in c["arrays"].items()
+    ]
+    spec["arrays"] = [[key, a.dtype.str, list(a.shape)] for key, a in arrays]
+    spec["source"] = source
+    # as the child answers (_child._send): two 8-byte lengths (header, data), a JSON header,
+    # then each array's bytes in the header's order (a zip of arrays took the child 40 ms to read)
+    head = json.dumps(spec).encode()
+    data = b"".join(a.tobytes() for _, a in arrays)
+    blob = memoryview(
+        len(head).to_bytes(8, "little") + len(data).to_bytes(8, "little") + head + data
     )
     fd = os.memfd_create("attnlab-cases", 0)  # inheritable on purpose: the child reads it
-    os.write(fd, buf.getvalue())
+    while len(blob):
+        blob = blob[os.write(fd, blob) :]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
