@@ -26,7 +26,7 @@ from attnlab.cli import main
 from attnlab.explore import page as playground
 from attnlab.i18n import LANGS as LANGS_ALL
 from attnlab.lessons import render, runner, source
-from helpers import SHORT_TIMED, forked_kernels
+from helpers import SHORT_TIMED, browser_page, forked_kernels
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LANGS = ("en", "zh")
@@ -59,19 +59,19 @@ class Watched:
     """A page opened from file://, with its console errors and requests recorded."""
 
     def __init__(self, browser, path: Path):
-        self.context = browser.new_context()
-        self.page = self.context.new_page()
         self.errors, self.requests = [], []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.requests.append(r.url))
+        listeners = {
+            "console": lambda m: m.type == "error" and self.errors.append(m.text),
+            "pageerror": lambda e: self.errors.append(str(e)),
+            "request": lambda r: self.requests.append(r.url),
+        }
+        self.page = browser_page(browser, listeners)  # the worker's one page, navigated
         self.page.goto(path.resolve().as_uri())
 
     def clean(self, site: Path) -> None:
         root = site.resolve().as_uri() + "/"
         assert self.errors == []
         assert [u for u in self.requests if not u.startswith(root)] == []
-        self.context.close()
 
 
 def _pages(book: Path) -> list[Path]:

@@ -19,6 +19,7 @@ import pytest
 from attnlab.book import config, site
 from attnlab.book.sphinxext import cjk_pairs
 from attnlab.lessons import source
+from helpers import browser_page
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*HandleFootnoteTransform.app")
 LESSONS = (1, 3)
@@ -59,13 +60,11 @@ def test_cjk_pairs_cover_each_run_of_cjk_text():
 def test_a_multi_word_cjk_query_finds_its_lessons(browser, small_book, lang, query):
     holding = {n for n in LESSONS if query in _page(n, lang)}
     assert holding, (lang, query)  # the words are in the lessons: the search must find them
-    page = browser.new_page()
     errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    page = browser_page(browser, {"pageerror": lambda e: errors.append(str(e))})
     page.goto(f"{(small_book / lang / 'search.html').as_uri()}?q={query}")
     page.wait_for_selector("#search-results li")
     found = page.locator("#search-results li a").evaluate_all("l => l.map(a => a.href)")
     lessons = {int(h.rsplit("/lesson", 1)[1].split(".")[0]) for h in found if "/lesson" in h}
     assert holding <= lessons, (query, found)
     assert errors == []
-    page.close()

@@ -18,6 +18,7 @@ from attnlab.explore import explore, page
 from attnlab.train import probes
 from attnlab.train.lm import load_run
 from attnlab.train.seq2seq import load_seq2seq, translate
+from helpers import browser_page
 
 from .conftest import EVIL
 
@@ -27,21 +28,33 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "explore"
 class Watched:
     """A page with its console errors, requests and dialogs recorded."""
 
-    def __init__(self, browser, path: Path, **context):
-        self.context = browser.new_context(accept_downloads=True, **context)
-        self.page = self.context.new_page()
+    def __init__(self, browser, path: Path, own: bool = False, **context):
+        """``own`` or any ``context`` option (a viewport, touch): a context of the test's own
+        (one that installs a clock must: the clock is the context's); else the worker's page
+        (``helpers.browser_page``)."""
         self.errors, self.requests, self.dialogs = [], [], []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        listeners = {
+            "console": lambda m: m.type == "error" and self.errors.append(m.text),
+            "pageerror": lambda e: self.errors.append(str(e)),
+            "request": lambda r: self.requests.append(r.url),
+            "dialog": lambda d: (self.dialogs.append(d.message), d.dismiss()),
+        }
+        self.context = None
+        if own or context:
+            self.context = browser.new_context(accept_downloads=True, **context)
+            self.page = self.context.new_page()
+            for event, handler in listeners.items():
+                self.page.on(event, handler)
+        else:
+            self.page = browser_page(browser, listeners)
         self.url = path.resolve().as_uri()
         self.page.goto(self.url)
 
     def clean(self) -> None:
         assert self.errors == [] and self.dialogs == []
         assert set(self.requests) == {self.url}
-        self.context.close()  # an open page keeps its renderer (and a playing timer) busy
+        if self.context is not None:
+            self.context.close()  # an open page keeps its renderer (and a playing timer) busy
 
     def shot(self, tmp_path: Path, name: str) -> None:
         folder = DOCS if os.environ.get("ATTNLAB_DOCS_SHOTS") == "1" else tmp_path
@@ -151,7 +164,7 @@ def test_matrix_view_says_what_to_do_and_shows_the_hovered_cell(
 def test_the_training_control_moves_through_the_snapshots_and_plays(
     browser, gpt_run, gpt_page, tmp_path
 ):
-    w = Watched(browser, gpt_page)
+    w = Watched(browser, gpt_page, own=True)  # (it installs a clock)
     help_ = w.page.locator("#training-help")  # visible at once, with its one-line explanation
     assert help_.is_visible() and help_.inner_text() == page.WORDS["formed_help"]("en")
     snaps = probes.load(gpt_run)

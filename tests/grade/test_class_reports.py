@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.grade import grade_dir, report
+from helpers import browser_page
 
 CORPUS = Path(__file__).parent / "submissions"
 EVIL = "<img src=x onerror=alert(1)>"
@@ -77,12 +78,14 @@ def test_html_class_report_in_a_browser(klass, browser, tmp_path):
     _, reports = klass
     page_file = tmp_path / "class.html"
     page_file.write_text(report.class_html(reports), encoding="utf-8")
-    page = browser.new_page()
     errors, requests, dialogs = [], [], []
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("request", lambda r: requests.append(r.url))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    listeners = {
+        "console": lambda m: m.type == "error" and errors.append(m.text),
+        "pageerror": lambda e: errors.append(str(e)),
+        "request": lambda r: requests.append(r.url),
+        "dialog": lambda d: (dialogs.append(d.message), d.dismiss()),
+    }
+    page = browser_page(browser, listeners)
     page.goto(page_file.as_uri())
     assert errors == [] and dialogs == []
     assert requests == [page_file.as_uri()]  # nothing loaded from anywhere else
@@ -94,4 +97,3 @@ def test_html_class_report_in_a_browser(klass, browser, tmp_path):
     assert "mask_orientation" in mistakes and "np.tril" in mistakes  # its hint beside it
     bob = page.locator("#gradebook tr", has_text="bob").inner_text()
     assert "missing_scale" in bob and "mask_orientation" in bob  # his mistakes in his row
-    page.close()
