@@ -2,7 +2,7 @@
 
 Builds the wheel, installs it into a folder apart from the source, and runs from there (a cwd
 outside the repository, that folder first on the path): a figure with CJK labels (the packaged
-font is package data), a lesson exported in Chinese, which runs the lesson (the lesson sources
+font is package data), lesson 2 exported in Chinese, which runs the lesson (the lesson sources
 are package data), an explorer page (its template, script and style are package data) and a
 sandboxed grading (the child harness travels as text). The exported script's own run, with
 attnlab installed from a wheel into a fresh environment, is
@@ -73,7 +73,7 @@ def ran(installed, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProc
         "data": ["-c", code],
         "plots": ["-c", CJK_FIGURE],
         "grade": ["-m", "attnlab", "grade", "mine.py", "--format", "json"],
-        "export": ["-m", "attnlab", "lesson", "1", "--export", "l1", "--lang", "zh"],
+        "export": ["-m", "attnlab", "lesson", "2", "--export", "l2", "--lang", "zh"],
         "explore": ["-m", "attnlab", "explore", "--playground", "-o", "pg.html"],
     }
     cwds = {key: tmp_path_factory.mktemp(key) for key in commands}
@@ -127,14 +127,14 @@ def test_grading_from_the_wheel(ran):
 def test_lesson_export_from_the_wheel(ran):
     out, tmp_path = ran["export"]
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "l1/lesson1.ipynb").is_file()
-    script = tmp_path / "l1/lesson1.py"
+    assert (tmp_path / "l2/lesson2.ipynb").is_file()
+    script = tmp_path / "l2/lesson2.py"
     text = script.read_text(encoding="utf-8")
     assert "注意力" in text
     from attnlab.lessons import runner, source
 
-    titles = source.prose(1, "zh").titles  # every step, as the source tree has it
-    assert all(titles[c.id] in text for c in runner.steps(1))
+    titles = source.prose(2, "zh").titles  # every step, as the source tree has it
+    assert all(titles[c.id] in text for c in runner.steps(2))
 
 
 def test_explorer_page_from_the_wheel(ran):
