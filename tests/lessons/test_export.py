@@ -308,17 +308,18 @@ def _fresh_env(tmp: Path) -> Path:
     return python
 
 
+@pytest.mark.lesson(2)  # exported from the run of lesson 2's group
 def test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson(tmp_path):
     lesson = tmp_path / "lesson"
-    # the timing exercise on short lengths (TIMED), in the export's run and in the script
-    written = lessons.export(1, lesson, "zh", fmt="py", wheel=True, overrides=short(1))
-    assert [p.name for p in written] == ["lesson1.py", "attnlab-0.1.0-py3-none-any.whl"]
+    ran = lesson_ran(2, "zh")
+    written = lessons.export(2, lesson, "zh", fmt="py", wheel=True, ran=ran.session)
+    assert [p.name for p in written] == ["lesson2.py", "attnlab-0.1.0-py3-none-any.whl"]
     python = _fresh_env(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     missing = subprocess.run([python, "-c", "import attnlab"], capture_output=True, env=env)
     assert missing.returncode != 0  # fresh: no attnlab until the cell installs it
     r = subprocess.run(
-        [python, str(lesson / "lesson1.py")],
+        [python, str(lesson / "lesson2.py")],
         capture_output=True,
         text=True,
         timeout=600,
@@ -326,7 +327,7 @@ def test_the_install_cell_installs_attnlab_from_the_wheel_beside_the_lesson(tmp_
         env=env,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "{'床': 0.12, '前': 0.11, '明': 0.26, '月': 0.29, '光': 0.23}" in r.stdout
+    assert _in_order(_printed(2, "zh"), r.stdout)  # what the lesson's own run printed
     where = subprocess.run(
         [python, "-c", "import attnlab; print(attnlab.__file__)"],
         capture_output=True,
