@@ -16,6 +16,7 @@ size against the exercise's shapes, and computes the verdict from the arrays its
 
 import builtins
 import json
+import math
 import os
 import sys
 import traceback
@@ -286,10 +287,7 @@ def _call_cases(fn, spec, data, np) -> tuple[list, dict]:
 def room(shape) -> int:
     """The most elements the parent reads for an array expected in ``shape``: a wrong shape
     is judged too, up to 16 times the right size (the parent's own rule, shared)."""
-    n = 1
-    for d in shape:
-        n *= d
-    return max(16 * n, 4096)
+    return max(16 * math.prod(shape), 4096)
 
 
 def _room_for(key: str, spec) -> int:
@@ -312,12 +310,18 @@ def _send(fd: int, status: dict, arrays: dict, np, spec=None) -> None:
     status["arrays"] = header
     head = json.dumps(status).encode()
     size = sum(a.nbytes for a in data)
-    _write_all(fd, len(head).to_bytes(8, "little") + size.to_bytes(8, "little") + head)
+    write_all(fd, frame(head, size))
     for a in data:
-        _write_all(fd, a.reshape(-1).view(np.uint8))
+        write_all(fd, a.reshape(-1).view(np.uint8))
 
 
-def _write_all(fd: int, data) -> None:
+def frame(head: bytes, size: int) -> bytes:
+    """How a stream starts, either way (the cases to the child, the results back): two 8-byte
+    lengths (the JSON header's, the data's), then the header; the data follows."""
+    return len(head).to_bytes(8, "little") + size.to_bytes(8, "little") + head
+
+
+def write_all(fd: int, data) -> None:
     view = memoryview(data)
     while len(view):
         view = view[os.write(fd, view[: 1 << 20]) :]
@@ -340,18 +344,16 @@ def _filter(program: bytes) -> None:
 
 def _read_input(fd: int, np) -> tuple[dict, dict]:
     """The spec (the source in it) and the input arrays the parent wrote to FD_IN
-    (``sandbox._input_memfd``): two 8-byte lengths (header, data), a JSON header (the spec; each
-    array's key, dtype and shape), then each array's bytes in the header's order."""
+    (``sandbox._input_memfd``): a ``frame`` whose JSON header is the spec (each array's key,
+    dtype and shape in it), then each array's bytes in the header's order."""
     with os.fdopen(fd, "rb") as f:
         blob = f.read()
     n_head = int.from_bytes(blob[:8], "little")
     spec = json.loads(blob[16 : 16 + n_head])
     data, at = {}, 16 + n_head
     for key, dtype, shape in spec.pop("arrays"):
-        n = 1
-        for d in shape:
-            n *= d
-        a = np.frombuffer(blob, dtype=dtype, count=n, offset=at)  # read-only: each call copies
+        # read-only: each call copies its arguments
+        a = np.frombuffer(blob, dtype=dtype, count=math.prod(shape), offset=at)
         data[key] = a.reshape(shape)
         at += a.nbytes
     return spec, data
