@@ -247,6 +247,12 @@ def browser_page(browser, listeners: dict):
     return page
 
 
+def bare_text(text: str) -> str:
+    """The text without whitespace or Markdown's backticks: as the terminal renders it, however
+    it wraps (CJK lines join without a space)."""
+    return "".join(text.replace("`", "").split())
+
+
 def write_corpus(folder: Path, text: str = TINY_CORPUS, name: str = "corpus.txt") -> Path:
     """A UTF-8 corpus file in ``folder``."""
     path = Path(folder) / name

@@ -12,8 +12,8 @@ lesson's script runs in one language and its notebook in another, the languages 
 turns). A lesson that trains is exported by a run of its own, which trains nothing: its
 notebook's words fill where it runs; its script, which would train the same steps again to
 print what the notebook shows, is not run: what it adds, its words printed by ``say`` outside
-Jupyter, is checked against the lesson's own run. The scripts and notebooks run as forks of the test
-process's runner, which imported torch and attnlab once (``helpers.fork_jobs``,
+Jupyter, is checked against the lesson's own run. The scripts and notebooks run as forks of
+the test process's runner, which imported torch and attnlab once (``helpers.fork_jobs``,
 tests/forks.py; off with ATTNLAB_TEST_FORKS=0), two at a time, all on one torch thread, as
 the lesson's own run is. The checks of a lesson are in the xdist group of its other tests
 (``lessonN``: tests/conftest.py), so that run is made once."""
@@ -33,7 +33,7 @@ import attnlab
 from attnlab import lessons
 from attnlab.grade import words
 from attnlab.lessons import answers, engine, filled, notebooks, render, runner, source
-from helpers import FIGURES_IN, fork_jobs, lesson_ran, short, trains
+from helpers import FIGURES_IN, bare_text, fork_jobs, lesson_ran, short, trains
 
 LANGS = ["en", "ja", "zh"]
 # The lessons that train (STEPS in their setup) run the same code in every language; their
@@ -51,6 +51,7 @@ PAIRS = [
 # what running them adds is the plain-python and the kernel side, each language in turn.
 NOTEBOOKS = [(n, FIGURES_IN.get(n, LANGS[(n - 1) % len(LANGS)])) for n in source.lessons()]
 SCRIPTS = [(n, LANGS[n % len(LANGS)]) for n in source.lessons() if not trains(n)]
+WORD_RUNS = re.compile(r"[\w.,%()]+")  # what of a text survives the terminal's rendering
 EXECUTE = """
 import json, sys, nbformat
 from nbclient import NotebookClient
@@ -105,6 +106,12 @@ def _run(tmp_path_factory, number: int) -> tuple[dict, dict]:
         for key, (status, stdout, stderr) in fork_jobs(jobs).items()
     }
     return done, files
+
+
+def _filled(number: int, lang: str) -> list[str]:
+    """The steps of lesson ``number`` whose text in ``lang`` shows numbers (its placeholders)."""
+    texts = source.prose(number, lang).texts
+    return [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
 
 
 def _printed(number: int, lang: str) -> list[str]:
@@ -187,9 +194,7 @@ def test_a_training_notebook_fills_its_words_from_its_own_kernel(runs, number, l
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     ns = lesson_ran(number, lang).session.ns
-    texts = source.prose(number, lang).texts
-    keys = [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
-    expected = {k: render.join_cjk(filled.said(number, k, ns)) for k in keys}
+    expected = {k: render.join_cjk(filled.said(number, k, ns)) for k in _filled(number, lang)}
     assert len(expected) >= 6
     cells = json.loads(done[(lang, "ipynb")].stdout.splitlines()[-1])
     shown = {}
@@ -210,18 +215,16 @@ def test_a_training_scripts_words_are_printed_as_the_lesson_shows_them(number, l
     values its own steps computed: here, from the lesson's own run, whose terminal showed the
     same words (as the terminal renders Markdown, however it wraps)."""
     ran = lesson_ran(number, lang)
-    texts = source.prose(number, lang).texts
-    keys = [c.id for c in runner.steps(number) if source.placeholders(texts.get(c.id, ""))]
-    shown = "".join(ran.text.replace("`", "").split())
+    keys = _filled(number, lang)
+    shown = bare_text(ran.text)
     assert len(keys) >= 6
     for key in keys:
         exec(notebooks.say_code(number, key), {"attnlab": attnlab, **ran.session.ns})
         printed = capsys.readouterr().out
-        bare = "".join(printed.replace("`", "").split())
-        assert len(bare) > 20 and bare in shown, (key, printed)
+        assert len(bare_text(printed)) > 20 and bare_text(printed) in shown, (key, printed)
         said = filled.said(number, key, ran.session.ns)  # all of it: its words and numbers,
-        words = re.compile(r"[\w.,%()]+")  # whatever Markdown (a table) became on the terminal
-        assert "".join(words.findall(printed)) == "".join(words.findall(said)), (key, printed)
+        # whatever Markdown (a table) became on the terminal
+        assert "".join(WORD_RUNS.findall(printed)) == "".join(WORD_RUNS.findall(said)), key
         assert re.search(r"\d", printed) and "{" not in printed, (key, printed)
 
 

@@ -20,7 +20,7 @@ import torch
 from attnlab.explore.heads import PATTERNS
 from attnlab.lessons import runner, source
 from attnlab.tables import display_width
-from helpers import SHORT_STEPS, SHORT_TEST, fork_run, lesson_run, short
+from helpers import SHORT_STEPS, SHORT_TEST, bare_text, fork_run, lesson_run, short
 
 LANGS = ["en", "ja", "zh"]
 
@@ -72,12 +72,6 @@ def weak():
 def _flat(text: str) -> str:
     """The text with every run of whitespace one space: prose may be rewrapped."""
     return " ".join(text.split())
-
-
-def _bare(text: str) -> str:
-    """The text without whitespace or Markdown's backticks: as the terminal renders it, however
-    it wraps (CJK lines join without a space)."""
-    return "".join(text.replace("`", "").split())
 
 
 def _ns(number: int, results: dict, overrides: dict) -> dict:
@@ -246,10 +240,10 @@ def test_a_short_run_never_claims_what_it_did_not_show(weak, number):
         assert ns[flag] is False or ns[flag] == np.False_, flag
     claims = [c for c in _claims(number, "en", ns) if c[0] != "FULL"]
     assert {flag for flag, _, _ in claims} == set(SUCCESS[number])  # each flag has its words
-    bare = _bare(text)
+    bare = bare_text(text)
     for flag, yes, no in claims:
-        assert _bare(yes) not in bare or not yes.strip(), (flag, yes)
-        assert _bare(no) in bare, (flag, no)
+        assert bare_text(yes) not in bare or not yes.strip(), (flag, yes)
+        assert bare_text(no) in bare, (flag, no)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -260,11 +254,11 @@ def test_every_choice_prints_the_sentence_its_flag_chose(ran, number, lang):
     text, results = ran(number, lang)
     ns = _ns(number, results, short(number))
     assert ns["FULL"] is False
-    bare = _bare(text)
+    bare = bare_text(text)
     for flag, yes, no in _claims(number, lang, ns):
         shown, hidden = (yes, no) if ns[flag] else (no, yes)
-        assert _bare(shown) in bare, (flag, shown)
-        assert not hidden.strip() or _bare(hidden) not in bare, (flag, hidden)
+        assert bare_text(shown) in bare, (flag, shown)
+        assert not hidden.strip() or bare_text(hidden) not in bare, (flag, hidden)
 
 
 @pytest.mark.parametrize("number", [6, 7])
