@@ -158,7 +158,7 @@ def test_builds_in_one_checkout_take_turns(tmp_path, monkeypatch):
     held = []
 
     def pip(cmd, **kw):  # instead of the build: is the lock taken while it runs?
-        fd = os.open(root / "build" / ".wheel.lock", os.O_RDWR)
+        fd = os.open(root / wheel.LOCK, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             held.append(False)
@@ -166,7 +166,7 @@ def test_builds_in_one_checkout_take_turns(tmp_path, monkeypatch):
             held.append(True)
         finally:
             os.close(fd)
-        (Path(cmd[cmd.index("-w") + 1]) / "attnlab-0.1.0-py3-none-any.whl").touch()
+        (Path(cmd[cmd.index("-w") + 1]) / f"attnlab-{wheel.__version__}-py3-none-any.whl").touch()
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
     monkeypatch.setattr(wheel.subprocess, "run", pip)

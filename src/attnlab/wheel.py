@@ -13,6 +13,8 @@ from pathlib import Path
 from . import __version__
 from .errors import UserError
 
+LOCK = "build/.wheel.lock"  # in the source checkout: held while a build runs
+
 
 def source_root() -> Path | None:
     """The source checkout this attnlab runs from (an editable install), or None."""
@@ -49,8 +51,8 @@ def _one_build_at_a_time(root: Path) -> Iterator[None]:
     except ImportError:  # no flock (Windows): one build at a time is the user's to keep
         yield
         return
-    (root / "build").mkdir(exist_ok=True)
-    fd = os.open(root / "build" / ".wheel.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    (root / LOCK).parent.mkdir(exist_ok=True)
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
