@@ -3,9 +3,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import settings
-from threadpoolctl import threadpool_limits
 
 TESTS = Path(__file__).parent
 sys.path.insert(0, str(TESTS))  # ``import helpers`` (tests/helpers.py)
@@ -13,12 +10,23 @@ sys.path.insert(0, str(TESTS))  # ``import helpers`` (tests/helpers.py)
 # by name, also when pytest was started as ``pytest`` rather than ``python -m pytest``
 sys.path.insert(1, str(TESTS.parent))
 
-settings.register_profile("attnlab", max_examples=40, deadline=None)
-settings.load_profile("attnlab")
-torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-core CI
-# and one BLAS thread: the workers already fill the cores, and a lesson's float64 digits are
-# then those of its script and notebook (forks on one thread: helpers.fork_jobs)
-threadpool_limits(1, user_api="blas")
+
+def pytest_configure(config):
+    """Set up every process that runs tests. The xdist controller (``make test``: ``-n auto``)
+    runs none, so it skips this and starts its workers without importing torch first (about
+    2 s of a start that nothing else can use)."""
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    import torch
+    from hypothesis import settings
+    from threadpoolctl import threadpool_limits
+
+    settings.register_profile("attnlab", max_examples=40, deadline=None)
+    settings.load_profile("attnlab")
+    torch.set_num_threads(1)  # small tensors; avoids thread start-up noise on 2-core CI
+    # and one BLAS thread: the workers already fill the cores, and a lesson's float64 digits
+    # are then those of its script and notebook (forks on one thread: helpers.fork_jobs)
+    threadpool_limits(1, user_api="blas")
 
 
 SHARED_SCOPES = ("module", "package", "session")
