@@ -1,3 +1,4 @@
+import gc
 import sys
 from pathlib import Path
 
@@ -132,3 +133,13 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def pytest_collection_finish(session):
+    """Leave what exists once the tests are collected (every import's objects: about 400,000
+    in a worker) out of the garbage collector's passes from here on (``gc.freeze``): each
+    full pass walked them all. A whole suite, per worker: the collector's time 4.3 s against
+    5.0-5.4 s, its full passes 0.15 s against 0.3 s each. They live as long as the process
+    (modules, the collected tests); an object made before this point that becomes garbage
+    later is not freed. Objects that tests make are collected as before."""
+    gc.freeze()
