@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.errors import UserError
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -170,6 +172,53 @@ def test_builds_in_one_checkout_take_turns(tmp_path, monkeypatch):
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
     monkeypatch.setattr(wheel.subprocess, "run", pip)
+    monkeypatch.setattr(wheel, "CACHE", str(tmp_path / "kept"))  # nothing kept: a build runs
     tmp_path.joinpath("d").mkdir()
     assert wheel.build_wheel(tmp_path / "d").is_file()
     assert held == [True]
+
+
+def test_a_wheel_is_built_again_only_when_what_it_is_made_of_changed(tmp_path, monkeypatch):
+    """The last wheel built is kept under a hash of its sources and copied while they are
+    unchanged; a changed or added source, the project's README or a builder's version builds
+    it again; bytecode does not; only the newest is kept, and a failed build keeps nothing."""
+    from attnlab import wheel
+
+    root = tmp_path / "checkout"
+    (root / "src/attnlab/__pycache__").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'attnlab'\n")
+    (root / "README.md").write_text("read me\n")
+    (root / "src/attnlab/a.py").write_text("x = 1\n")
+    monkeypatch.setattr(wheel, "source_root", lambda: root)
+    builds: list[int] = []
+
+    def pip(cmd, **kw):  # a stand-in build: a wheel whose bytes say which build made it
+        builds.append(len(builds) + 1)
+        out = Path(cmd[cmd.index("-w") + 1]) / f"attnlab-{wheel.__version__}-py3-none-any.whl"
+        out.write_bytes(f"build {builds[-1]}".encode())
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(wheel.subprocess, "run", pip)
+
+    def built(change=lambda: None) -> bytes:
+        change()
+        return wheel.build_wheel(tmp_path / f"out{len(list(tmp_path.iterdir()))}").read_bytes()
+
+    assert built() == b"build 1"
+    assert built() == b"build 1"  # nothing changed: the kept wheel, pip not run
+    assert built(lambda: (root / "src/attnlab/__pycache__/a.pyc").write_bytes(b"1")) == b"build 1"
+    assert built(lambda: (root / "src/attnlab/a.py").write_text("x = 2\n")) == b"build 2"
+    assert built(lambda: (root / "src/attnlab/data.txt").write_text("new\n")) == b"build 3"
+    assert built(lambda: (root / "README.md").write_text("read me too\n")) == b"build 4"
+    real = wheel.metadata.version
+    monkeypatch.setattr(wheel.metadata, "version", lambda n: "0.0" if n == "wheel" else real(n))
+    assert built() == b"build 5"
+    assert len(list((root / wheel.CACHE).iterdir())) == 1  # only the newest is kept
+
+    fail = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, "", "no compiler")  # noqa: E731
+    monkeypatch.setattr(wheel.subprocess, "run", fail)
+    with pytest.raises(UserError, match="no compiler"):
+        built(lambda: (root / "src/attnlab/a.py").write_text("x = 3\n"))
+    assert not (root / wheel.CACHE).exists() or not list((root / wheel.CACHE).iterdir())
+    monkeypatch.setattr(wheel.subprocess, "run", pip)
+    assert built() == b"build 6"  # built, not a leftover of the failed one
