@@ -23,6 +23,30 @@ def test_bad_arguments_are_usage_errors(capsys):
     assert "invalid choice: 'int8'" in err and "float32" in err and len(err.splitlines()) == 1
 
 
+def test_debug_shows_the_traceback_and_keeps_the_exit_status(capsys, tmp_path, monkeypatch):
+    """A mistake the user can fix exits 2 with or without --debug; --debug adds where it was
+    raised, and the one line still ends the output (a UserError and a path's OSError)."""
+    missing = str(tmp_path / "nothing.py")
+    assert main(["grade", missing]) == 2
+    plain = capsys.readouterr().err
+    assert len(plain.splitlines()) == 1 and "nothing.py" in plain
+    assert main(["--debug", "grade", missing]) == 2
+    debug = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in debug and debug.endswith(plain)
+    from attnlab.commands import check
+
+    def unwritable(args):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "out"))
+
+    monkeypatch.setattr(check, "run", unwritable)
+    assert main(["check"]) == 2
+    plain = capsys.readouterr().err
+    assert plain == f"attnlab check: error: cannot use {tmp_path / 'out'}: Permission denied\n"
+    assert main(["--debug", "check"]) == 2
+    debug = capsys.readouterr().err
+    assert "PermissionError" in debug and debug.endswith(plain)
+
+
 def test_a_typo_in_a_name_suggests_the_name(capsys):
     assert main(["lessen", "list"]) == 2
     err = capsys.readouterr().err

@@ -3,7 +3,7 @@
 Each module in ``attnlab.commands`` has ``add_parser(subparsers)`` and ``run(args) -> int``.
 A ``UserError`` (a mistake the user can fix) is printed as one line, exit 2, as is an
 ``OSError`` about a path (an output folder where a file stands, no permission); ``--debug``
-shows its traceback. Anything else is a bug in attnlab and keeps its traceback. A closed pipe
+shows its traceback first (the exit status stays 2). Anything else is a bug in attnlab and keeps its traceback. A closed pipe
 (``attnlab lesson 1 | head``) ends quietly, as Unix tools do.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from . import __version__
@@ -68,10 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except UserError as e:
-        if args.debug:
-            raise
-        print(f"attnlab {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        return _refuse(args, str(e))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -79,10 +77,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as e:  # a path that cannot be made, read or written: the user's to mend
-        if args.debug or e.filename is None:
+        if e.filename is None:
             raise
-        print(f"attnlab {args.command}: error: {_path_error(e)}", file=sys.stderr)
-        return 2
+        return _refuse(args, _path_error(e))
+
+
+def _refuse(args, message: str) -> int:
+    """Bad input: one line that names it, exit status 2; with --debug its traceback first
+    (the same status, so that a script's check of it does not change with the flag)."""
+    if args.debug:
+        traceback.print_exc()
+    print(f"attnlab {args.command}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _path_error(e: OSError) -> str:
