@@ -232,3 +232,22 @@ def test_same_seed_same_cases_and_grade_dir_runs_in_parallel(tmp_path):
     assert [c.name for c in a.checks] == [
         c.name for c in grade_file(tmp_path / "a.py", seed=5).checks
     ]
+
+
+def test_a_file_that_is_not_python_is_named_as_such(tmp_path, capsys):
+    """An exported HTML page handed to the grader: one line saying what it takes (exit 2);
+    a Python file whose function cannot be told says which functions it looks for; a .txt
+    that defines an exercise is graded as Python."""
+    page = tmp_path / "pg.html"
+    page.write_text("<html><body>attention</body></html>")
+    assert main(["grade", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"attnlab grade: error: {page}: expected a Python file (.py) or a notebook (.ipynb)"
+    ]
+    (tmp_path / "none.py").write_text("x = 1\n")
+    assert main(["grade", str(tmp_path / "none.py")]) == 2
+    assert "cannot tell which exercise" in capsys.readouterr().err
+    text = tmp_path / "mine.txt"
+    text.write_text((CORPUS / "self_attention__pass__vectorized.py").read_text())
+    assert main(["grade", str(text)]) == 0

@@ -305,6 +305,8 @@ def grade_text(submission: Submission, path: Path, exercise: str | None = None, 
     source = submission.code
     name = exercise or detect_exercise(source)
     if name is None:
+        if Path(path).suffix not in (".py", ".ipynb"):  # (what a learner hands in)
+            raise ValueError(f"{path}: expected a Python file (.py) or a notebook (.ipynb)")
         raise ValueError(
             f"{path}: cannot tell which exercise this is (it must define exactly one of "
             f"{', '.join(EXERCISES)}); pass --exercise NAME"
