@@ -145,6 +145,7 @@ def test_explorer_page_from_the_wheel(ran):
     text = (tmp_path / "pg.html").read_text(encoding="utf-8")
     assert "function playground()" in text and '"mode":"playground"' in text  # assets inside
     assert "床前明月光" in text and "{js}" not in text and "{data}" not in text
+    assert "url(data:font/otf;base64," in text  # its CJK glyphs, cut from the packaged font
 
 
 def test_builds_in_one_checkout_take_turns(tmp_path, monkeypatch):

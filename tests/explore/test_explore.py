@@ -1,7 +1,9 @@
 """The explorer's data and page, checked without a browser (tests/explore/test_pages.py opens
 them in one)."""
 
+import base64
 import html
+import io
 import itertools
 import json
 import re
@@ -12,7 +14,7 @@ import torch
 
 from attnlab.cli import main
 from attnlab.errors import UserError
-from attnlab.explore import data, explore, page
+from attnlab.explore import data, explore, font, page
 from attnlab.train.lm import load_run
 
 from .conftest import EVIL
@@ -149,3 +151,34 @@ def test_translate_prints_a_legend_that_matches_its_shades(date_run, capsys):
         x = float(bound.lstrip("<≤≥")) + (-1e-9 if bound.startswith("<") else 0)
         cell = text_heatmap(np.array([[x]]), "b", "a", 0, 1).splitlines()[1][2]
         assert cell == char, pair
+
+
+def _font_chars(text: str) -> str:
+    """The characters the page's inlined CJK font has glyphs for ("" if it has none)."""
+    from fontTools.ttLib import TTFont
+
+    found = re.search(r"url\(data:font/otf;base64,([A-Za-z0-9+/=]+)\)", text)
+    if not found:
+        return ""
+    cmap = TTFont(io.BytesIO(base64.b64decode(found.group(1)))).getBestCmap()
+    return "".join(chr(c) for c in sorted(cmap))
+
+
+def test_a_page_carries_glyphs_for_exactly_its_cjk_characters():
+    """The playground in Chinese: its font holds every CJK character of its words and title
+    (their own code points, none missing, none else); an English page of an ASCII model holds
+    only the CJK of its words (the playground's title); a live page's font also holds the
+    model's vocabulary; text without CJK gets no font."""
+    zh = page.playground_page("zh")
+    words = "".join(t("zh") for t in page.WORDS.values()) + "".join(page.CHARS)
+    assert set(font.needed(words)) <= set(_font_chars(zh)) == set(font.needed(zh))
+    assert "font-src data:" in zh and f'"{font.FAMILY}",system-ui' in zh  # first, for CJK only
+    tokens = list("the cat")
+    w = np.full((1, 1, 7, 7), 1 / 7)
+    english = page.model_page(data.Page("gpt", "run", [data.View("1", tokens, tokens, w, True)]))
+    en_words = "".join(t("en") for t in page.WORDS.values())
+    assert set(_font_chars(english)) == set(font.needed(en_words + page._asset("page.js")))
+    live = page.render({"mode": "model", "views": []}, glyphs="月下独酌")
+    assert set("月下独酌") <= set(_font_chars(live))
+    assert not set("下独酌") & set(_font_chars(english))  # (月 is in the playground's title)
+    assert font.font_face("plain text, 2 × 3 → 6") == ""

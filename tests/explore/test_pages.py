@@ -381,6 +381,25 @@ def test_playground_computes_what_attnlab_ref_computes(browser, tmp_path):
     w.clean()
 
 
+def test_cjk_labels_are_drawn_as_glyphs_without_an_installed_cjk_font(browser, tmp_path):
+    """The playground in Japanese, as the browser draws it: each character's key label is its
+    own glyph, none an empty box, with or without a CJK font on the machine (CI has none: the
+    page's inlined subset of attnlab's font draws them). An empty box is what a character no
+    font has looks like: a private-use one, put in a label at the end."""
+    path = tmp_path / "pg.html"
+    path.write_text(page.playground_page("ja"), encoding="utf-8")
+    w = Watched(browser, path)
+    w.page.evaluate("document.fonts.ready")
+    labels = w.page.locator("#pad text").filter(has_text=re.compile("^[床前明月光]$"))
+    assert labels.count() == len(page.CHARS)
+    handles = labels.element_handles()
+    drawn = [h.screenshot() for h in handles]  # PNG bytes: the same pixels, the same bytes
+    handles[0].evaluate("e => { e.textContent = '\\ue000'; }")
+    box = handles[0].screenshot()
+    assert len(set(drawn)) == len(drawn) and box not in drawn
+    w.clean()
+
+
 def _numbers_and_labels_are_tidy(w) -> None:
     """Every number in the playground as 0.00; no two key labels overlap, none covers a key."""
     shown = w.page.locator("#pg-table td, #pg-weights .num, #mult-label").all_inner_texts()

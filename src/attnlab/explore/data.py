@@ -124,6 +124,11 @@ class Run:
         """A text to show when none is given."""
         raise NotImplementedError
 
+    def alphabet(self) -> str:
+        """Every character a view of this model may show beyond those already shown (its
+        vocabulary), so that a live page's font holds them; "" where it is not known."""
+        return ""
+
     def views(self, texts: list[str]) -> list[View]:
         for text in texts:
             self.validate_text(text)
@@ -155,6 +160,9 @@ class GPTRun(Run):
     def validate_text(self, text: str) -> None:
         super().validate_text(text)
         self.tok.encode(text)  # unknown characters: a UserError that names them
+
+    def alphabet(self) -> str:
+        return "".join(self.tok.chars)
 
     def default_text(self) -> str:
         """The start of the training probe, or the first characters of the vocabulary."""

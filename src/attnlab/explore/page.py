@@ -16,11 +16,13 @@ from importlib import resources
 import numpy as np
 
 from ..i18n import LANGS, Text
+from . import font
 from .data import Page, View
 from .heads import find_heads
 
 CSP = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:"
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data: blob:; font-src data:"
 )
 
 WORDS = {
@@ -189,8 +191,12 @@ def script_json(data: dict) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def render(data: dict, lang: str = "en", title: str = "attnlab explore", csp: str = CSP) -> str:
-    """The whole page for ``data`` (a model page or the playground), words in ``lang``."""
+def render(
+    data: dict, lang: str = "en", title: str = "attnlab explore", csp: str = CSP, glyphs: str = ""
+) -> str:
+    """The whole page for ``data`` (a model page or the playground), words in ``lang``;
+    ``glyphs``: characters the page may show later (a live page's vocabulary), which the
+    page's CJK font (``font``) holds too."""
     if lang not in LANGS:
         lang = "en"
     data = {**data, "lang": lang, "words": {k: t(lang) for k, t in WORDS.items()}}
@@ -198,10 +204,11 @@ def render(data: dict, lang: str = "en", title: str = "attnlab explore", csp: st
         "lang": lang,
         "csp": csp,
         "title": html.escape(title),
-        "css": _asset("page.css"),
         "js": _asset("page.js"),
         "data": script_json(data),
     }
+    face = font.font_face(title + values["data"] + glyphs, also=values["js"])
+    values["css"] = face + _asset("page.css")
     return re.sub(
         r"\{(lang|csp|title|css|data|js)\}", lambda m: values[m.group(1)], _asset("page.html")
     )

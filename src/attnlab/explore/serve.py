@@ -39,6 +39,7 @@ def make_server(run_dir, port: int = 8000, lang: str = "en", texts=()) -> Thread
         lang,
         f"attnlab serve: {run_dir}",
         csp=LIVE_CSP,
+        glyphs=run.alphabet(),
     ).encode()
     lock = threading.Lock()  # one forward pass at a time
 
