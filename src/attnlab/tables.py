@@ -6,6 +6,7 @@ Column widths count East Asian wide characters (床, 注) as two terminal column
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -41,6 +42,53 @@ def text_table(
     if rule:
         lines.insert(depth, indent + "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+# a line's label: its indent and a short first word followed by two spaces ("  FAIL  ")
+_LABEL = re.compile(r"\s+\S{1,12} {2,}|\s*")
+_CLOSING = "、。，．；：！？）」』】〉》”’"  # never the first character of a line
+# what a line may break between: a run of narrow characters with the spaces after it, or one
+# wide character (Japanese and Chinese break between any two) with the spaces after it
+_PIECE = re.compile(r"[^\s\u2e80-\U0003ffff]+\s*|[\u2e80-\U0003ffff]\s*|\s+")
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` with every line wider than ``width`` terminal columns broken into lines that
+    fit, at spaces (or between CJK characters), each continuation indented under the text
+    after the line's label ("  FAIL  ..." continues under the text after FAIL). No character
+    but the spaces at a break is added or lost; a word wider than the room is cut."""
+    return "\n".join(_fit_line(line, width) for line in text.split("\n"))
+
+
+def _fit_line(line: str, width: int) -> str:
+    if display_width(line) <= width:
+        return line
+    label = _LABEL.match(line).group(0)
+    indent = " " * min(display_width(label), width // 2)
+    rows, row = [], label
+    for piece in _pieces(line[len(label) :]):
+        if display_width(row + piece.rstrip()) > width and row.strip():
+            rows.append(row.rstrip())
+            row, piece = indent, piece.lstrip()
+        while display_width(row + piece.rstrip()) > width:  # wider than a whole line: cut
+            room = max(1, width - display_width(row))
+            cut = next(i for i in range(len(piece), 0, -1) if display_width(piece[:i]) <= room)
+            rows.append(row + piece[:cut])
+            row, piece = indent, piece[cut:]
+        row += piece
+    return "\n".join([*rows, row.rstrip()])
+
+
+def _pieces(text: str) -> list[str]:
+    """What a line may break between (``_PIECE``), closing punctuation kept with what it
+    closes."""
+    out: list[str] = []
+    for piece in _PIECE.findall(text):
+        if out and piece[0] in _CLOSING:
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
 
 
 SHADES = "·░▒▓█"  # a heatmap cell: · at or below the lowest value, then four steps up to █

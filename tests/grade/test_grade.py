@@ -6,7 +6,9 @@ expected = "pass" (must pass), "fail" (must fail, any mistake), or the mistake i
 import csv
 import io
 import json
+import os
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -251,3 +253,64 @@ def test_a_file_that_is_not_python_is_named_as_such(tmp_path, capsys):
     text = tmp_path / "mine.txt"
     text.write_text((CORPUS / "self_attention__pass__vectorized.py").read_text())
     assert main(["grade", str(text)]) == 0
+
+
+def _closing_first(line: str) -> bool:
+    return line.lstrip()[:1] in "、。，．；：！？）」』】〉》”’" and line.strip() != ""
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_report_fits_the_terminal_it_is_read_in(lang):
+    """A failed case's line (two errors and where they are: over 200 columns) broken to the
+    width, CJK counted as two columns: every character kept in order, each continuation under
+    the text after FAIL, no line starting with closing punctuation; a short report unchanged."""
+    from attnlab.grade import report
+    from attnlab.tables import display_width, fit
+
+    r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py", lang=lang)
+    text = report.text(r)
+    assert max(display_width(line) for line in text.splitlines()) > 200
+    label = "  FAIL  " if lang == "en" else "  不合格  "
+    for width in (80, 50):
+        lines = fit(text, width).splitlines()
+        assert max(display_width(line) for line in lines) <= width
+        assert "".join(fit(text, width).split()) == "".join(text.split())
+        assert not any(_closing_first(line) for line in lines)
+        after = [lines[i + 1] for i, line in enumerate(lines[:-1]) if line.startswith(label)]
+        assert after and all(
+            line.startswith(" " * display_width(label)) or line.startswith(label) for line in after
+        )
+    assert fit(text, 1000) == text
+    long_word = "x" * 130  # wider than the room: cut, nothing lost
+    assert fit(f"  FAIL  {long_word} end", 60).replace("\n", "").replace(" ", "") == (
+        f"FAIL{long_word}end"
+    )
+
+
+def test_the_grade_command_breaks_lines_on_a_terminal_only(tmp_path):
+    """What a learner sees: `attnlab grade` in an 80-column terminal (a pty) prints no line
+    wider than 80 columns; into a pipe, one line per check, as before."""
+    import pty
+
+    path = CORPUS / "self_attention__missing_scale__no_sqrt.py"
+    cmd = [sys.executable, "-m", "attnlab", "grade", str(path)]
+    env = {**os.environ, "COLUMNS": "80", "LINES": "24"}
+    piped = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    out = bytearray()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: attnlab on the terminal
+        os.execve(sys.executable, cmd, env)
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the terminal closed with the child
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    shown = out.decode().replace("\r\n", "\n")
+    assert os.waitstatus_to_exitcode(status) == piped.returncode == 1
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    assert max(len(line) for line in piped.stdout.splitlines()) > 200
+    assert "".join(shown.split()) == "".join(piped.stdout.split())
