@@ -314,3 +314,19 @@ def test_the_grade_command_breaks_lines_on_a_terminal_only(tmp_path):
     assert max(len(line) for line in shown.splitlines()) <= 80
     assert max(len(line) for line in piped.stdout.splitlines()) > 200
     assert "".join(shown.split()) == "".join(piped.stdout.split())
+
+
+def test_the_score_in_the_first_line_shows_its_fraction():
+    """13/23 checks passed beside a score of 0.52 read as a mistake: the score counts the
+    cases (the two gates, valid Python and allowed imports, are checks, not cases), and the
+    first line says so with the fraction it is."""
+    from attnlab.grade import report
+
+    r = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py")
+    cases = [c for c in r.checks if c.scored]
+    first = report.text(r).splitlines()[0]
+    n_ok = sum(c.passed for c in r.checks)
+    fraction = f"{sum(c.passed for c in cases)}/{len(cases)}"
+    assert f"{n_ok}/{len(r.checks)} checks passed (score {r.score:.2f} = {fraction}," in first
+    assert r.score == pytest.approx(sum(c.passed for c in cases) / len(cases), abs=1e-4)
+    assert len(cases) == len(r.checks) - 2

@@ -90,6 +90,8 @@ def text(r: Report, lang: str | None = None) -> str:
     n_ok = sum(c.passed for c in r.checks)
     weighted = has_points(r)
     pts = f", {r.points:g}/{r.max_points:g} pts" if weighted else ""
+    if not weighted and r.max_points and r.max_points != len(r.checks):  # gates are not cases
+        pts = f" = {r.points:g}/{r.max_points:g}"  # (a file that cannot run gets no cases)
     head = (
         f"{r.exercise}: {n_ok}/{len(r.checks)} {word('checks_passed', lang)} ({word('score', lang)}"
         f" {r.score:.2f}{pts}, {word('seed', lang)} {r.seed}, attnlab {r.version})"
