@@ -2,6 +2,8 @@ import argparse
 import subprocess
 import sys
 
+import pytest
+
 from attnlab.cli import build_parser, main
 
 
@@ -155,3 +157,19 @@ def test_a_path_that_cannot_be_written_is_one_line_and_exit_2(capsys, tmp_path):
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "afile" in err and "folder is needed" in err
     assert (tmp_path / "afile").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest"),
+    [
+        (["grade", "hw.py"], "output"),
+        (["conform", "m:f"], "output"),
+        (["explore", "--playground"], "out"),
+        (["exercise", "autograder", "self_attention"], "out"),
+    ],
+)
+def test_every_command_that_writes_a_file_takes_o_output_and_out(argv, dest):
+    """One spelling learned works everywhere: -o, --output and --out name the same option."""
+    for flag in ("-o", "--output", "--out"):
+        args = build_parser().parse_args([*argv, flag, "x.out"])
+        assert getattr(args, dest) == "x.out", (argv, flag)

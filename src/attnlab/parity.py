@@ -56,10 +56,12 @@ def compare(
     if (nan_a != nan_r).any():
         where = np.argwhere(nan_a != nan_r)[0].tolist()
         what = "NaN" if nan_a[tuple(where)] else "a number"
-        return Parity(False, float("inf"), 0.0, f"{what} at index {where} where the oracle differs")
+        return Parity(
+            False, float("inf"), 0.0, f"{what} at index {where} where the reference differs"
+        )
     inf_a, inf_r = np.isinf(a), np.isinf(ref)
     if (inf_a != inf_r).any() or (a[inf_a] != ref[inf_r]).any():
-        return Parity(False, float("inf"), 0.0, "infinities differ from the oracle")
+        return Parity(False, float("inf"), 0.0, "infinities differ from the reference")
     scale = max(1.0, float(np.max(np.abs(ref[np.isfinite(ref)]), initial=0.0)))
     err = _max_err(a, ref)
     if a.dtype == np.float64:

@@ -63,7 +63,12 @@ def add_parser(sub) -> None:
         "rows TARGET declares), e.g. causal,gqa,float16",
     )
     p.add_argument(
-        "-o", "--output", metavar="FILE", help="write the report to FILE instead of printing it"
+        "-o",
+        "--output",
+        "--out",
+        dest="output",
+        metavar="FILE",
+        help="write the report to FILE instead of printing it",
     )
     p.add_argument(
         "--save-failing",

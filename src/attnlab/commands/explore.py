@@ -39,7 +39,12 @@ def add_parser(sub) -> None:
         "tokenizer, nothing downloaded; needs pip install 'attnlab[hf]')",
     )
     p.add_argument(
-        "-o", "--out", metavar="FILE.html", help="default RUN_DIR/explore.html (--hf: explore.html)"
+        "-o",
+        "--output",
+        "--out",
+        dest="out",
+        metavar="FILE.html",
+        help="default RUN_DIR/explore.html (--hf: explore.html; --playground: playground.html)",
     )
     add_lang(p, "page")
     p.set_defaults(run=run)
