@@ -72,7 +72,8 @@ def _fit_line(line: str, width: int) -> str:
             row, piece = indent, piece.lstrip()
         while display_width(row + piece.rstrip()) > width:  # wider than a whole line: cut
             room = max(1, width - display_width(row))
-            cut = next(i for i in range(len(piece), 0, -1) if display_width(piece[:i]) <= room)
+            fits = (i for i in range(len(piece), 0, -1) if display_width(piece[:i]) <= room)
+            cut = next(fits, 1)  # (a wide character where one column is left: alone)
             rows.append(row + piece[:cut])
             row, piece = indent, piece[cut:]
         row += piece

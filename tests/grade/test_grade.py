@@ -281,6 +281,9 @@ def test_a_report_fits_the_terminal_it_is_read_in(lang):
             line.startswith(" " * display_width(label)) or line.startswith(label) for line in after
         )
     assert fit(text, 1000) == text
+    narrow = "  不合格  " + "注意力" * 20 + "。x" * 5  # very narrow terminals: still nothing lost
+    for width in range(3, 30):
+        assert "".join(fit(narrow, width).split()) == "".join(narrow.split()), width
     long_word = "x" * 130  # wider than the room: cut, nothing lost
     assert fit(f"  FAIL  {long_word} end", 60).replace("\n", "").replace(" ", "") == (
         f"FAIL{long_word}end"
