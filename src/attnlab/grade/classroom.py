@@ -23,9 +23,7 @@ from .exercises import EXERCISES
 from .grader import grade_text, internal_error
 from .results import CheckResult, Report
 from .sandbox import resolve_isolation
-from .submission import Submission, read_submission
-
-SUFFIXES = (".py", ".ipynb")
+from .submission import SUFFIXES, Submission, read_submission
 
 
 class UnsafeClassError(RuntimeError):

@@ -26,7 +26,7 @@ from .lines import LearnerTrace, dtype_lines, mistake_lines
 from .mistakes import hint
 from .results import CheckResult, Report
 from .sandbox import RunResult, resolve_isolation, run_submission
-from .submission import Submission, read_submission
+from .submission import SUFFIXES, Submission, read_submission
 
 DEFAULT_SEED = 0  # the random cases' seed unless one is given: the same file, the same score
 OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report
@@ -305,7 +305,7 @@ def grade_text(submission: Submission, path: Path, exercise: str | None = None, 
     source = submission.code
     name = exercise or detect_exercise(source)
     if name is None:
-        if Path(path).suffix not in (".py", ".ipynb"):  # (what a learner hands in)
+        if Path(path).suffix not in SUFFIXES:
             raise ValueError(f"{path}: expected a Python file (.py) or a notebook (.ipynb)")
         raise ValueError(
             f"{path}: cannot tell which exercise this is (it must define exactly one of "

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_BYTES = 4 * 2**20  # a submission larger than this is refused
+SUFFIXES = (".py", ".ipynb")  # what a learner hands in
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
