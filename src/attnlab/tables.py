@@ -13,9 +13,14 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def wide(ch: str) -> bool:
+    """Whether ``ch`` takes two terminal columns (East Asian wide or full-width)."""
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
 def display_width(s: str) -> int:
     """Terminal columns ``s`` takes: wide and full-width characters count two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+    return sum(2 if wide(ch) else 1 for ch in s)
 
 
 def pad(s: str, width: int) -> str:
@@ -47,9 +52,6 @@ def text_table(
 # a line's label: its indent and a short first word followed by two spaces ("  FAIL  ")
 _LABEL = re.compile(r"\s+\S{1,12} {2,}|\s*")
 _CLOSING = "、。，．；：！？）」』】〉》”’"  # never the first character of a line
-# what a line may break between: a run of narrow characters with the spaces after it, or one
-# wide character (Japanese and Chinese break between any two) with the spaces after it
-_PIECE = re.compile(r"[^\s\u2e80-\U0003ffff]+\s*|[\u2e80-\U0003ffff]\s*|\s+")
 
 
 def fit(text: str, width: int) -> str:
@@ -81,14 +83,17 @@ def _fit_line(line: str, width: int) -> str:
 
 
 def _pieces(text: str) -> list[str]:
-    """What a line may break between (``_PIECE``), closing punctuation kept with what it
-    closes."""
+    """What a line may break between: a run of narrow characters, or one ``wide`` character
+    (Japanese and Chinese break between any two), each with the spaces after it; closing
+    punctuation stays with what it closes."""
     out: list[str] = []
-    for piece in _PIECE.findall(text):
-        if out and piece[0] in _CLOSING:
-            out[-1] += piece
+    for ch in text:
+        if out and (ch.isspace() or ch in _CLOSING):
+            out[-1] += ch
+        elif not out or out[-1][-1].isspace() or wide(ch) or wide(out[-1][-1]):
+            out.append(ch)
         else:
-            out.append(piece)
+            out[-1] += ch
     return out
 
 
