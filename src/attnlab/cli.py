@@ -3,8 +3,9 @@
 Each module in ``attnlab.commands`` has ``add_parser(subparsers)`` and ``run(args) -> int``.
 A ``UserError`` (a mistake the user can fix) is printed as one line, exit 2, as is an
 ``OSError`` about a path (an output folder where a file stands, no permission); ``--debug``
-shows its traceback first (the exit status stays 2). Anything else is a bug in attnlab and keeps its traceback. A closed pipe
-(``attnlab lesson 1 | head``) ends quietly, as Unix tools do.
+shows its traceback first (the exit status stays 2). Anything else is a bug in attnlab and
+keeps its traceback. A closed pipe (``attnlab lesson 1 | head``) ends quietly, as Unix tools
+do.
 """
 
 from __future__ import annotations

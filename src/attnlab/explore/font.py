@@ -3,9 +3,10 @@
 The page's font stack starts with this family, for CJK characters only (``RANGE``): an
 installed Noto Sans CJK where there is one, else this subset of the packaged font
 (``attnlab/viz/assets/attnlab-cjk-sans.otf``, the one the figures use), so no character is
-drawn as an empty box on a machine without CJK fonts; other characters keep the system's. The subset holds only the page's
-characters: a few kilobytes (fontTools, which matplotlib already needs, cuts it). A page with
-no CJK character gets no font at all.
+drawn as an empty box on a machine without CJK fonts; other characters keep the system's.
+(First, because a web font later in the stack loads too late in Chromium: text drawn before
+it came stays an empty box.) The subset holds only the page's characters: a few kilobytes
+(fontTools, which matplotlib already needs, cuts it). Text with no CJK gets no font at all.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ import functools
 import io
 from importlib import resources
 
-FAMILY = "attnlab CJK"  # first in the page's font stack, for these characters only:
-RANGE = "U+2E80-FFFF, U+20000-3FFFF"  # CJK radicals and up: kana, ideographs, Hangul, ...
-FIRST_CJK = 0x2E80  # (a font later in the stack is loaded too late: text drawn before it
-# came stays an empty box in Chromium, so the page's font comes first, for its range alone)
+FAMILY = "attnlab CJK"
+FIRST_CJK = 0x2E80  # CJK radicals and up: kana, ideographs, Hangul, full-width forms
+RANGE = f"U+{FIRST_CJK:X}-FFFF, U+20000-3FFFF"  # the characters the family is used for
 INSTALLED = ("Noto Sans CJK SC", "Noto Sans CJK JP")  # preferred where installed
 
 
