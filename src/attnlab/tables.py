@@ -29,24 +29,63 @@ def pad(s: str, width: int) -> str:
 
 def text_table(
     header: Sequence[object],
-    rows: Sequence[Sequence[object]],
+    rows: Sequence[Sequence[object] | str],
     indent: str = "",
     rule: bool = True,
+    width: int | None = None,
+    wrap: int = -1,
 ) -> str:
     """Left-aligned columns two spaces apart, a dashed rule under the header (if ``rule``). A
-    header cell with a line break takes as many lines (a long header need not widen the table)."""
+    header cell with a line break takes as many lines (a long header need not widen the table).
+    A row given as a string is a heading: its own line, flush left, outside the columns.
+
+    With ``width``, a table wider than ``width`` terminal columns breaks the text of column
+    ``wrap`` (the last by default) at spaces, each continuation on a line of its own under that
+    column; when that would leave the column fewer than ``MIN_WRAP`` columns, nothing is broken.
+    """
     cells = [str(c).split("\n") for c in header]
     depth = max((len(c) for c in cells), default=1)
     head = [[c[k] if k < len(c) else "" for c in cells] for k in range(depth)]
-    table = [*head, *[[str(c) for c in r] for r in rows]]
+    body = [r if isinstance(r, str) else [str(c) for c in r] for r in rows]
+    table = [*head, *(r for r in body if not isinstance(r, str))]
     widths = [max(display_width(r[i]) for r in table) for i in range(len(cells))]
-    lines = [
-        indent + "  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in table
-    ]
+    room = _room(widths, wrap, width - display_width(indent)) if width else None
+    if room is not None:
+        widths[wrap] = room
+
+    def line(r: list[str]) -> str:
+        return indent + "  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
+
+    lines = [line(r) for r in head]
     if rule:
-        lines.insert(depth, indent + "  ".join("-" * w for w in widths))
+        lines.append(indent + "  ".join("-" * w for w in widths))
+    for r in body:
+        lines += [r] if isinstance(r, str) else [line(x) for x in _broken(r, wrap, room)]
     return "\n".join(lines)
+
+
+MIN_WRAP = 12  # the narrowest a wrapped column gets: any narrower, the table is left wide
+
+
+def _room(widths: list[int], wrap: int, width: int) -> int | None:
+    """How wide column ``wrap`` may be for the table to fit ``width`` (None: it fits as it is,
+    or would leave that column narrower than ``MIN_WRAP``)."""
+    over = sum(widths) + 2 * (len(widths) - 1) - width
+    room = widths[wrap] - over
+    return room if over > 0 and room >= MIN_WRAP else None
+
+
+def _broken(row: list[str], wrap: int, room: int | None) -> list[list[str]]:
+    """``row``, then one row per continuation of its ``wrap`` cell broken to ``room`` columns."""
+    if room is None:
+        return [row]
+    first, *rest = fit(row[wrap], room).split("\n")
+    out = [[*row]]
+    out[0][wrap] = first
+    for part in rest:
+        out.append([""] * len(row))
+        out[-1][wrap] = part
+    return out
 
 
 # a line's label: its indent and a short first word followed by two spaces ("  FAIL  ")

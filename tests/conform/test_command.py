@@ -22,12 +22,28 @@ BROKEN = f"{HERE}/broken.py"
 test_kit_on_torch_sdpa = conformance_tests(F.scaled_dot_product_attention)
 
 
-def test_a_correct_target_exits_0_and_prints_the_table(capsys):
+def test_a_correct_target_exits_0_and_prints_the_table(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: the head line on one line
     assert main(["conform", f"{BROKEN}:attention", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert f"attnlab conform {BROKEN}:attention (api torch, device cpu, seed 3" in out
     assert "gqa                  pass" in out
     assert out.rstrip().endswith("23 passed, 0 failed, 0 unsupported")
+
+
+def test_the_report_fits_an_80_column_terminal_and_loses_no_word(capsys, monkeypatch):
+    shown = {}
+    for columns in ("80", "1000"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert main(["conform", f"{BROKEN}:gqa_tile"]) == 1
+        shown[columns] = capsys.readouterr().out
+    lines = shown["80"].splitlines()
+    assert max(len(line) for line in lines) <= 80 < max(len(x) for x in shown["1000"].split("\n"))
+    words = {c: [w for w in shown[c].split() if set(w) != {"-"}] for c in shown}  # no rules
+    assert words["80"] == words["1000"]  # the table's last column wraps in place
+    row = next(i for i, line in enumerate(lines) if line.startswith("mask_broadcast "))
+    col = lines[row].index("float masks")
+    assert lines[row + 1][:col].strip() == "" and lines[row + 1][col] != " "  # under its column
 
 
 def test_a_failing_target_exits_1_with_json_to_a_file(tmp_path, capsys):
@@ -194,3 +210,20 @@ def test_the_pytest_helper_runs_declared_opt_in_rows_and_names_the_convention():
     with pytest.raises(pytest.fail.Exception, match=r"looks like: the window reaches one key"):
         test("sliding_window")
     test("softcap")  # the kit ran once; this row passed
+
+
+def test_a_row_failing_through_two_others_says_see_when_80_columns_cannot_name_them():
+    from attnlab.conform.report import FeatureResult, Report
+
+    names = ["causal_cross_length", "fully_masked_rows"]
+    note = f"3 of 8 cases fail, each needing {names[0]} or {names[1]}, which fails on its own row"
+    rows = [
+        FeatureResult("basic", "self-attention, no mask", "pass", 1e-7, 1e-6, 2),
+        FeatureResult("gradients", "dq, dk, dv", "see", 1.0, 1e-6, 8, note=note, see=names),
+    ]
+    report = Report("t.py:f", "torch", "cpu", 0, "2.13.0", rows)
+    wide, narrow = report.text().splitlines(), report.text(80).splitlines()
+    assert any(line.split()[:3] == ["gradients", "see", f"{names[0]},"] for line in wide)
+    assert max(map(len, narrow)) <= 80 < max(map(len, wide))
+    assert any(line.split()[:3] == ["gradients", "see", "1.00e+00"] for line in narrow)
+    assert " ".join(narrow).count("fully_masked_rows") == 1  # named once, in its SEE line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -95,12 +96,13 @@ def run(a) -> int:
     report = check_attention(
         fn, api=a.api, seed=a.seed, device=a.device, features=features, target=a.target
     )
-    text = report.to_json() if a.format == "json" else str(report)
     if a.output:
+        text = report.to_json() if a.format == "json" else report.text()
         atomic_write_text(a.output, text + "\n")
         print(f"{report.summary()}; report written to {a.output}")
-    else:
-        print(text)
+    else:  # the terminal's width (80 columns when it is not a terminal)
+        width = shutil.get_terminal_size().columns
+        print(report.to_json() if a.format == "json" else report.text(width))
     if a.save_failing is not None:
         for d in save_failing(report, Path(a.save_failing), a.target):
             print(f"saved {d.name}'s failing case: python {d / 'repro.py'}", file=sys.stderr)

@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from ..tables import text_table
+from ..tables import display_width, fit, text_table
 
 PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
 SEE = "see"  # fails only in cases that need another row, which fails on its own: see that row
@@ -122,13 +122,16 @@ class Report:
         return any("Tensor" in s or "torch" in s for s in said)
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, width: int | None = None) -> str:
+        """The report as ``attnlab conform`` prints it; with ``width``, its lines fit that many
+        terminal columns (the table's last column, what each feature checks, wraps)."""
         head = (
             f"attnlab conform {self.target} (api {self.api}, device {self.device}, "
             f"seed {self.seed}, torch {self.torch})"
         )
-        rows = [[f.id, f.shown_status, *_numbers(f), f.title] for f in self.features]
-        table = text_table(["feature", "status", "worst error", "budget", "cases", "what"], rows)
-        lines = [head, "", table, ""]
+        lines = [head, "", self._table(width), ""]
         for f in self.features:
             if f.failure is not None:  # its smallest failing case, not the table's worst one
                 lines.append(f"FAIL {f.id}, on its smallest failing case: {f.failure.message}")
@@ -140,7 +143,19 @@ class Report:
             elif f.status in (UNSUPPORTED, SEE) or f.note:
                 lines.append(f"{f.status.upper()} {f.id}: {f.note}")
         lines.append(self.summary())
-        return "\n".join(lines)
+        return "\n".join(lines) if width is None else fit("\n".join(lines), width)
+
+    def _table(self, width: int | None) -> str:
+        """One row per feature. When the table is too wide for ``width`` even with its last
+        column wrapped, a row failing through others says just 'see' (its line under the table
+        names them)."""
+        header = ["feature", "status", "worst error", "budget", "cases", "what"]
+        for status in (FeatureResult.shown_status.fget, lambda f: f.status):
+            rows = [[f.id, status(f), *_numbers(f), f.title] for f in self.features]
+            table = text_table(header, rows, width=width)
+            if width is None or max(map(display_width, table.split("\n"))) <= width:
+                break
+        return table
 
     def _repr_html_(self) -> str:
         e = html.escape
