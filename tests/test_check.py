@@ -62,3 +62,25 @@ def test_check_command_passes_and_prints_json(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and len(report["rows"]) == len(selfcheck.CASES)
     assert all(r["max_abs_err"] <= 1e-10 * 10 for r in report["rows"])
+
+
+def test_the_table_fits_an_80_column_terminal_with_each_case_under_its_function(
+    capsys, monkeypatch
+):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["check", "--dtype", "float64"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    at = lines[0].index("dtype")  # where the columns after the case start
+    shown, function = [], None
+    for line in lines[2 : lines.index("")]:
+        if not line.startswith(" "):  # a function's heading
+            function = line
+        elif line[at:].strip():  # a case's row: its case name, then the numbers
+            assert line[at:].split()[0] == "float64" and line.endswith("ok"), line
+            shown.append([function, line[:at].strip()])
+        else:  # the case name, continued under itself
+            assert line[:2] == "  " and line[2] != " ", line
+            shown[-1][1] += " " + line.strip()
+    assert shown == [[c.function, c.name] for c in selfcheck.CASES]
+    assert len(lines) > 2 + len(selfcheck.CASES) + len({c.function for c in selfcheck.CASES}) + 2

@@ -363,20 +363,24 @@ def run_all(seed: int = 0, dtypes: tuple[type, ...] = (np.float64, np.float32)) 
     return [run_case(c, d, seed) for c in CASES for d in dtypes]
 
 
-def format_table(rows: list[Row]) -> str:
-    head = ("function", "case", "dtype", "max |diff|", "tolerance", "ok")
-    body = [
-        (
-            r.function,
-            r.case,
-            r.dtype,
-            f"{r.parity.max_abs_err:.2e}",
-            f"{r.parity.tolerance:.1e}",
-            "ok" if r.parity.ok else "FAIL",
+def format_table(rows: list[Row], width: int | None = None) -> str:
+    """One line per case and dtype under a heading per function; with ``width``, the case
+    names wrap so that the table fits that many terminal columns."""
+    head = ("case", "dtype", "max |diff|", "tolerance", "ok")
+    body: list[tuple[str, ...] | str] = []
+    for i, r in enumerate(rows):
+        if i == 0 or r.function != rows[i - 1].function:
+            body.append(r.function)
+        body.append(
+            (
+                r.case,
+                r.dtype,
+                f"{r.parity.max_abs_err:.2e}",
+                f"{r.parity.tolerance:.1e}",
+                "ok" if r.parity.ok else "FAIL",
+            )
         )
-        for r in rows
-    ]
-    return text_table(head, body)
+    return text_table(head, body, indent="  ", width=width, wrap=0)
 
 
 def to_json(rows: list[Row]) -> list[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 NAME = "check"
 
@@ -32,6 +33,7 @@ def run(a) -> int:
     import numpy as np
 
     from .. import selfcheck
+    from ..tables import fit
 
     dtypes = tuple(a.dtypes or ("float64", "float32"))
     rows = selfcheck.run_all(a.seed, tuple(np.dtype(d).type for d in dtypes))
@@ -39,8 +41,9 @@ def run(a) -> int:
     if a.json:
         print(json.dumps({"ok": not failed, "rows": selfcheck.to_json(rows)}, indent=2))
     else:
-        print(selfcheck.format_table(rows))
+        width = shutil.get_terminal_size().columns  # 80 when not a terminal
+        print(selfcheck.format_table(rows, width))
         print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
         for r in failed:
-            print(f"FAIL {r.function} [{r.case}, {r.dtype}]: {r.parity.message}")
+            print(fit(f"FAIL {r.function} [{r.case}, {r.dtype}]: {r.parity.message}", width))
     return 1 if failed else 0
