@@ -19,8 +19,9 @@ def wide(ch: str) -> bool:
 
 
 def display_width(s: str) -> int:
-    """Terminal columns ``s`` takes: wide and full-width characters count two."""
-    return sum(2 if wide(ch) else 1 for ch in s)
+    """Terminal columns ``s`` takes: wide and full-width characters count two; format
+    characters (a word joiner) and combining marks, none."""
+    return sum(2 if wide(ch) else 0 if unicodedata.category(ch) in ("Cf", "Mn") else 1 for ch in s)
 
 
 def pad(s: str, width: int) -> str:

@@ -316,6 +316,21 @@ def _squashed(text: str) -> str:
 
 
 @pytest.mark.parametrize("lang", LANGS)
+def test_an_unanswered_question_in_the_exported_script_fits_80_columns(lang, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    monkeypatch.setattr(answers, "_in_kernel", lambda: False)  # a script, run in a terminal
+    how = answers.WORDS["unanswered_script"](lang).format(n=1)
+    for k, q in enumerate(source.prose(1, lang).quiz, 1):
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            answers.quiz(1, k, "", lang)
+        label = answers.WORDS["question"](lang).format(k=k)
+        said = render.plain("\n".join([label + q.question, *q.choices, how]))
+        _fits(printed.getvalue(), said, f"{lang} question {k}")
+        assert _squashed(printed.getvalue()) == _squashed(said)  # every character, in order
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_the_lesson_list_fits_80_columns_with_every_word_and_summaries_indented(lang, capsys):
     from attnlab.cli import main
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -277,27 +276,16 @@ def _body(reports, a, klass, single: bool) -> str:
     return report.render(reports, a.format, a.lang, single=single, klass=klass)
 
 
-def _for_terminal(text: str) -> str:
-    """A text report on a terminal: its long lines (a failed case names two errors and where
-    they are: 200 columns and more) broken to the terminal's width, each continuing under its
-    text (``tables.fit``). Written to a file or a pipe, it stays one line per check."""
-    if not sys.stdout.isatty():
-        return text
-    from ..tables import fit
-
-    return fit(text, shutil.get_terminal_size().columns)
-
-
 def _emit(reports, a, klass, single: bool) -> int:
     """Write the reports in ``a.format``, the class summary, and the exit status."""
     from ..grade import report
-    from ..grade.view import shown_name
+    from ..grade.view import for_terminal, shown_name
 
     body = _body(reports, a, klass, single)
     if a.output:
         _write(a.output, body)
     else:
-        print(_for_terminal(body) if a.format == "text" else body, end="")
+        print(for_terminal(body) if a.format == "text" else body, end="")
     if not single:
         print(report.class_summary(reports, a.lang, klass), file=sys.stderr)
         _class_extras(reports, a, klass)

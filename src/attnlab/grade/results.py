@@ -48,9 +48,10 @@ class Report:
         return d
 
     def __str__(self) -> str:
-        from .view import text
+        """``attnlab grade``'s text (on a terminal, its long lines broken to its width)."""
+        from .view import for_terminal, text
 
-        return text(self)
+        return for_terminal(text(self))
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the verdict, the failed checks and the hints, every text escaped."""

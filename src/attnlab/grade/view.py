@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..tables import fit
 from .words import check_message, check_name, word
 
 if TYPE_CHECKING:
@@ -78,6 +81,15 @@ def safe(r: Report) -> Report:
         output=cut(clean(r.output), OUTPUT_MAX),
         error=None if r.error is None else cut(clean(r.error), MESSAGE_MAX),
     )
+
+
+def for_terminal(text: str) -> str:
+    """A text report on a terminal: its long lines (a failed case names two errors and where
+    they are: 200 columns and more) broken to the terminal's width, each continuing under its
+    text (``tables.fit``). Written to a file or a pipe, it stays one line per check."""
+    if not sys.stdout.isatty():
+        return text
+    return fit(text, shutil.get_terminal_size().columns)
 
 
 def text(r: Report, lang: str | None = None) -> str:

@@ -266,7 +266,8 @@ def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
         q = source.prose(number, lang).quiz[k - 1]
         lines = [WORDS["question"](lang).format(k=k) + q.question, *(f"  {c}" for c in q.choices)]
         words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
-    print(render.plain(words))  # printed text, not markdown: the code without its backticks
+    # printed text, not markdown: the code without its backticks; lines broken to fit
+    print(render.fit(render.plain(words), render.columns()))
     return right
 
 

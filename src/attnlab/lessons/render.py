@@ -9,7 +9,6 @@ import io
 import os
 import re
 import shutil
-import unicodedata
 from typing import ClassVar
 
 from rich import box
@@ -22,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnlab.lessons import codefit
+from attnlab.tables import display_width, wide
 
 GUTTER = "│ "
 THEME = "ansi_dark"  # the terminal's own palette: readable on dark and light backgrounds
@@ -96,12 +96,12 @@ def fit(text: str, width: int = PIPED_WIDTH) -> str:
     the indentation (and a list marker's room) of the line it continues."""
     out = []
     for line in text.split("\n"):
-        if _width(line) <= width:
+        if display_width(line) <= width:
             out.append(line)
             continue
         lead = re.match(r"\s*(?:(?:[-*+]|\(?[a-z0-9]\)|\d+[.)])\s+)?", line).group(0)
-        rows = _break(line[len(lead) :], max(width - _width(lead), 10))
-        out += [lead + rows[0], *(" " * _width(lead) + r for r in rows[1:])]
+        rows = _break(line[len(lead) :], max(width - display_width(lead), 10))
+        out += [lead + rows[0], *(" " * display_width(lead) + r for r in rows[1:])]
     return "\n".join(out).replace(NBSP, " ")
 
 
@@ -138,10 +138,6 @@ def code_lines(printed: str) -> list[str]:
 _BLOCK = re.compile(r"^\s*([|#>]|```|[-*+]\s|\d+[.)]\s|$)")  # a line that is not paragraph text
 
 
-def _wide(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in "WF"
-
-
 def join_lines(text: str) -> str:
     """Paragraph and list-item lines joined into one line, without the space Markdown would
     put between two CJK characters (a Japanese or Chinese sentence broken over two source
@@ -169,10 +165,10 @@ def _separator(last: str, first: str) -> str:
     """The space between two joined lines: none between two CJK characters (a curly quote
     next to one counts as one), nor after full-width punctuation (。、：); a space after キー
     or ・ before Latin text ("キー K"): they are not punctuation."""
-    if not (_wide(last) or _wide(first)):
+    if not (wide(last) or wide(first)):
         return " "
-    tight = (_wide(last) or last in QUOTES) and (_wide(first) or first in QUOTES)
-    return "" if tight or (_wide(last) and last in CLOSING) else " "
+    tight = (wide(last) or last in QUOTES) and (wide(first) or first in QUOTES)
+    return "" if tight or (wide(last) and last in CLOSING) else " "
 
 
 CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
@@ -208,17 +204,13 @@ _TOKEN = re.compile(
 _ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
 
 
-def _width(s: str) -> int:
-    return sum(2 if _wide(ch) else 1 for ch in s if ch != WJ)
-
-
 def wrap_wide(text: str, width: int) -> str:
     """Paragraphs and list items holding CJK text broken to ``width`` columns between any two
     characters (never before 。 or after 「), with Markdown hard breaks: a terminal renderer
     breaks lines only at spaces, which leaves Japanese and Chinese lines ragged."""
     out = []
     for line in text.split("\n"):
-        if not any(_wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "```")):
+        if not any(wide(ch) for ch in line) or line.lstrip().startswith(("|", "#", "```")):
             out.append(line)
             continue
         item = _ITEM.match(line)
@@ -240,7 +232,7 @@ def _hold(group: str) -> str:
     """A short (…) with its spaces non-breaking and, if it is narrow ("(分数 − 最大值)"), a
     word joiner between each two characters, so no CJK break falls inside it either."""
     group = group.replace(" ", NBSP)
-    return WJ.join(group) if _width(group) <= HOLD and any(map(_wide, group)) else group
+    return WJ.join(group) if display_width(group) <= HOLD and any(map(wide, group)) else group
 
 
 def _break(text: str, width: int) -> list[str]:
@@ -270,7 +262,7 @@ def _tokens(text: str) -> list[str]:
 def _break_glued(text: str, width: int) -> list[str]:
     rows, row = [], []  # row: its tokens
     for token in _tokens(text):
-        if row and _width("".join(row) + token.rstrip()) > width:
+        if row and display_width("".join(row) + token.rstrip()) > width:
             while len(row) > 1 and _cannot_break(row[-1], token):  # the last token goes along
                 token = row.pop() + token  # (again while it cannot start a line: "）、")
                 if token[0].isspace() and len(row) > 1:
@@ -340,8 +332,10 @@ def column_widths(cells: list[list[str]], room: int) -> list[int]:
     column at least its longest unbreakable piece, the rest shared by what each holds more."""
     n = max((len(r) for r in cells), default=0)
     col = [[r[i] for r in cells if i < len(r)] for i in range(n)]
-    most = [max((_width(c) for c in cs), default=1) or 1 for cs in col]
-    pieces = [max((_width(t.strip()) for c in cs for t in _break(c, 1)), default=1) for cs in col]
+    most = [max((display_width(c) for c in cs), default=1) or 1 for cs in col]
+    pieces = [
+        max((display_width(t.strip()) for c in cs for t in _break(c, 1)), default=1) for cs in col
+    ]
     least = [max(p, min(m, SHORT_CELL)) for p, m in zip(pieces, most, strict=True)]
     if sum(most) <= room:
         return most
@@ -367,7 +361,7 @@ def column_widths(cells: list[list[str]], room: int) -> list[int]:
 def _broken(cell: Text, width: int) -> Text:
     """``cell`` (its styles kept) with line breaks where ``_break`` puts them at ``width``."""
     plain = cell.plain
-    if _width(plain) <= width:
+    if display_width(plain) <= width:
         return cell
     starts, at = [], 0
     for row in _break(plain, width):
