@@ -1,4 +1,5 @@
 import argparse
+import shlex
 import subprocess
 import sys
 
@@ -173,3 +174,27 @@ def test_every_command_that_writes_a_file_takes_o_output_and_out(argv, dest):
     for flag in ("-o", "--output", "--out"):
         args = build_parser().parse_args([*argv, flag, "x.out"])
         assert getattr(args, dest) == "x.out", (argv, flag)
+
+
+def _parsers(parser, path=("attnlab",)):
+    yield " ".join(path), parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*path, name))
+
+
+def test_every_help_fits_80_columns_and_its_examples_are_whole_commands_that_parse(monkeypatch):
+    from attnlab.tables import display_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    parser, shown = build_parser(), 0
+    for command, sub in _parsers(build_parser()):
+        text = sub.format_help()
+        wide = [line for line in text.splitlines() if display_width(line) > 80]
+        assert wide == [], command
+        for line in text.split("examples:\n" if "examples:\n" in text else "example:\n")[1:]:
+            for example in [x.strip() for x in line.splitlines() if x.startswith("  attnlab ")]:
+                parser.parse_args(shlex.split(example)[1:])  # exits 2 if it does not parse
+                shown += 1
+    assert shown >= 15  # one to a line: "attnlab lesson 1 --lang ja" is not cut after "lesson"

@@ -14,11 +14,31 @@ from collections.abc import Callable, Iterable
 
 from ..errors import closest
 from ..i18n import LANGS
+from ..tables import fit
+
+
+def examples(*commands: str, then: str = "") -> str:
+    """An epilog of example commands, one to a line, never broken (``then``: a last line of
+    prose, broken like any other)."""
+    head = "examples:" if len(commands) > 1 else "example:"
+    return "\n".join([head, *(f"  {c}" for c in commands), *([then] if then else [])])
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
     """Help that ends each flag's line with its default, where it has a telling one (not
-    None, False or empty, and not already named in the help text)."""
+    None, False or empty, and not already named in the help text). Text is broken by terminal
+    columns (a CJK character takes two); a line of a description or epilog that starts with
+    two spaces (an example command) is kept whole."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return fit(" ".join(text.split()), width).split("\n")
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = [
+            indent + line if line.startswith("  ") else fit(indent + " ".join(line.split()), width)
+            for line in text.split("\n")
+        ]
+        return "\n".join(lines)
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""

@@ -6,6 +6,7 @@ from ..bench.methods import METHODS
 from ._args import (
     bounded_int,
     check_outputs,
+    examples,
     int_list,
     name_list,
     png_path,
@@ -26,8 +27,11 @@ def add_parser(sub) -> None:
         "time, growth per doubling of T, GFLOP/s (4*H*T^2*d, halved when causal), its share of "
         "this machine's measured matmul GFLOP/s, peak extra memory (each measurement in its own "
         f"process) and the time relative to torch. Methods: {', '.join(METHODS)}.",
-        epilog="examples: attnlab bench --causal | attnlab bench --lengths 4096 --methods "
-        "tiled,torch --causal --repeats 5 | attnlab bench --plot bench.png",
+        epilog=examples(
+            "attnlab bench --causal",
+            "attnlab bench --lengths 4096 --methods tiled,torch --causal --repeats 5",
+            "attnlab bench --plot bench.png",
+        ),
     )
     p.add_argument(
         "--lengths",

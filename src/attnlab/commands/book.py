@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..i18n import LANGS
-from ._args import check_outputs, int_list, nonneg_int, positive_int
+from ._args import check_outputs, examples, int_list, nonneg_int, positive_int
 
 NAME = "book"
 
@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
         "three languages: about 3 minutes on 2 cores); executed notebooks are cached, so a "
         "rebuild with nothing changed executes nothing. "
         "Needs the book extra: pip install -e '.[book]' in attnlab's source folder.",
-        epilog="examples: attnlab book build/book | attnlab book site --lang ja --lessons 1,2",
+        epilog=examples("attnlab book build/book", "attnlab book site --lang ja --lessons 1,2"),
     )
     p.add_argument("out", metavar="OUT_DIR", help="the folder to write the site into")
     p.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import add_lang, check_outputs
+from ._args import add_lang, check_outputs, examples
 
 NAME = "explore"
 
@@ -19,10 +19,12 @@ def add_parser(sub) -> None:
         "each --text as a head view and a matrix view, the model's top-5 guesses, and a slider "
         "over the attention recorded during training; for a seq2seq run, the alignment of each "
         "output character, step by step. --playground writes lesson 1's example to play with.",
-        epilog="examples: attnlab explore runs/gpt --text 'ROMEO:' --text 'To be' -o gpt.html | "
-        "attnlab explore runs/date --text 'Saturday 9 May 2018' | "
-        "attnlab explore --playground --lang zh -o playground.html | "
-        "attnlab explore --hf path/to/gpt2 --text 'The cat sat' -o gpt2.html",
+        epilog=examples(
+            "attnlab explore runs/gpt --text 'ROMEO:' --text 'To be' -o gpt.html",
+            "attnlab explore runs/date --text 'Saturday 9 May 2018'",
+            "attnlab explore --playground --lang zh -o playground.html",
+            "attnlab explore --hf path/to/gpt2 --text 'The cat sat' -o gpt2.html",
+        ),
     )
     p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a GPT or seq2seq run directory")
     p.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from ._args import check_outputs
+from ._args import check_outputs, examples
 
 NAME = "export-hf"
 
@@ -19,8 +19,11 @@ def add_parser(sub) -> None:
         "GPT2LMHeadModel.from_pretrained(OUT) gives attnlab's logits. Learned or sinusoidal "
         "positions (rotary ones have no GPT-2 form); grouped-query heads are repeated. Needs "
         "pip install 'attnlab[hf]'.",
-        epilog='example: attnlab export-hf runs/gpt hf/gpt && python -c "from transformers '
-        "import pipeline; print(pipeline('text-generation', 'hf/gpt')('def ')[0])\"",
+        epilog=examples(
+            "attnlab export-hf runs/gpt hf/gpt",
+            then="then, in Python: from transformers import pipeline; "
+            "pipeline('text-generation', 'hf/gpt')('def ')",
+        ),
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a GPT run directory")
     p.add_argument("out", metavar="OUT", help="the folder to write (new, or empty)")

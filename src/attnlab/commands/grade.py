@@ -12,6 +12,7 @@ from ._args import (
     bounded_float,
     bounded_int,
     check_outputs,
+    examples,
     nonneg_int,
     png_path,
     positive_int,
@@ -36,9 +37,13 @@ def add_parser(sub) -> None:
         "a folder, a file another user owns, and --format gradescope (other people's code) are "
         "refused with a clear error result unless --no-sandbox is given. Exit 0 if every check "
         "passes, 1 if any fails, 2 on usage errors, refusals and internal grader errors.",
-        epilog="examples: attnlab grade solution.py | attnlab grade hw.ipynb --format json | "
-        "attnlab grade submissions/ --exercise self_attention --format csv -o class.csv | "
-        "attnlab grade class/ --format html -o report.html (class/alice/*.py, class/bob/*.py)",
+        epilog=examples(
+            "attnlab grade solution.py",
+            "attnlab grade hw.ipynb --format json",
+            "attnlab grade submissions/ --exercise self_attention --format csv -o class.csv",
+            "attnlab grade class/ --format html -o report.html",
+            then="(a class: one folder per student, class/alice/*.py, class/bob/*.py)",
+        ),
     )
     _add_what_to_grade(p, EXERCISES)
     _add_limits(p)
@@ -80,6 +85,7 @@ def _add_what_to_grade(p, exercises) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
+        metavar="FORMAT",
         default="text",
         help="text (default), json, junit, csv (class: one row per file), gradescope (one "
         "file: Gradescope's results.json), gradebook (class: one row per student, one column "

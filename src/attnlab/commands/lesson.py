@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UserError, closest
-from ._args import add_lang, check_outputs, nonneg_int, positive_int
+from ._args import add_lang, check_outputs, examples, nonneg_int, positive_int
 
 NAME = "lesson"
 FORMATS = ("py", "ipynb", "both")
@@ -17,9 +17,14 @@ def add_parser(sub) -> None:
         "computed live by attnlab's NumPy reference and PyTorch), then explains. --export writes "
         "the same lesson as a script and a notebook to edit, with exercises that check "
         "themselves. 'attnlab lesson list' lists the lessons.",
-        epilog="examples: attnlab lesson 1 --lang ja | attnlab lesson 2 --section 4 | "
-        "attnlab lesson 1 --export lesson1 --lang zh | attnlab lesson 1 --exercise 1 "
-        "[--solution] | attnlab lesson 3 --quiz | attnlab lesson 1 --plots figs/",
+        epilog=examples(
+            "attnlab lesson 1 --lang ja",
+            "attnlab lesson 2 --section 4",
+            "attnlab lesson 1 --export lesson1 --lang zh",
+            "attnlab lesson 1 --exercise 1 --solution",
+            "attnlab lesson 3 --quiz",
+            "attnlab lesson 1 --plots figs/",
+        ),
     )
     p.add_argument("target", nargs="?", default="1", help="lesson number (default 1), or 'list'")
     add_lang(p, "lesson")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._args import add_lang, bounded_int
+from ._args import add_lang, bounded_int, examples
 
 NAME = "serve"
 
@@ -14,7 +14,9 @@ def add_parser(sub) -> None:
         description="Serve the page 'attnlab explore' writes, live: type any text into it and "
         "see the model's attention. Listens on 127.0.0.1 only (this machine) and answers only "
         "requests addressed to 127.0.0.1:PORT or localhost:PORT; Ctrl-C stops it.",
-        epilog="example: attnlab serve runs/gpt --port 8000, then open http://127.0.0.1:8000/",
+        epilog=examples(
+            "attnlab serve runs/gpt --port 8000", then="then open http://127.0.0.1:8000/"
+        ),
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a GPT or seq2seq run directory")
     p.add_argument(

@@ -130,14 +130,16 @@ def _add_seq2seq(tsub) -> None:
     q = tsub.add_parser(
         "seq2seq",
         help="an encoder-decoder that turns dates into ISO dates",
-        description="Train a seq2seq model on generated dates ('3 March 2021', '03/03/21', "
-        "'2021年3月3日', ...) -> '2021-03-03'. Same trainer as the GPT: progress bar, eval "
+        description="Train a seq2seq model on generated dates ('2021年3月3日', '3 March 2021', "
+        "'03/03/21', ...) -> '2021-03-03'. Same trainer as the GPT: progress bar, eval "
         "(exact match on held-out dates), atomic checkpoints, --resume.",
     )
     q.add_argument(
         "--attention",
         choices=ATTENTION_KINDS,
-        help="attention kind (default bahdanau; a resumed run keeps its own)",
+        metavar="KIND",
+        help=f"attention kind: {', '.join(ATTENTION_KINDS)} (default bahdanau; a resumed run "
+        "keeps its own)",
     )
     _common(q, "runs/seq2seq", _seq2seq_default)
     q.add_argument("--hidden", type=positive_int, help="encoder width per direction (default 64)")
