@@ -319,7 +319,7 @@ def _squashed(text: str) -> str:
 def test_an_unanswered_question_in_the_exported_script_fits_80_columns(lang, monkeypatch):
     monkeypatch.setenv("COLUMNS", str(WIDTH))
     monkeypatch.setattr(answers, "_in_kernel", lambda: False)  # a script, run in a terminal
-    how = answers.WORDS["unanswered_script"](lang).format(n=1)
+    how = answers.WORDS["unanswered_script"](lang).format(command="attnlab lesson 1 --quiz")
     for k, q in enumerate(source.prose(1, lang).quiz, 1):
         printed = io.StringIO()
         with redirect_stdout(printed):
@@ -328,6 +328,7 @@ def test_an_unanswered_question_in_the_exported_script_fits_80_columns(lang, mon
         said = render.plain("\n".join([label + q.question, *q.choices, how]))
         _fits(printed.getvalue(), said, f"{lang} question {k}")
         assert _squashed(printed.getvalue()) == _squashed(said)  # every character, in order
+        assert "attnlab lesson 1 --quiz" in printed.getvalue()  # the command on one line
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -31,11 +31,10 @@ WORDS = {
     ),
     "unanswered_script": Text(
         '(to answer: write it between the quotes of answer = "" in this script, or take the '
-        "quiz interactively: attnlab lesson {n} --quiz)",
+        "quiz interactively: {command})",
         '（答えるには：このスクリプトの answer = "" の引用符の間に書くか、'
-        "attnlab lesson {n} --quiz で対話形式で解いてください）",
-        '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 attnlab lesson {n} --quiz '
-        "交互作答）",
+        "{command} で対話形式で解いてください）",
+        '（作答：把答案写在本脚本 answer = "" 的引号之间，或用 {command} 交互作答）',
     ),
     "question": Text("Question {k}: ", "問 {k}：", "问题 {k}："),
     "not_a_choice": Text(
@@ -265,7 +264,8 @@ def quiz(number: int, k: int, answer: str, lang: str = "en") -> bool | None:
     if not str(answer).strip() and not _in_kernel():  # a script: the question, and how to answer
         q = source.prose(number, lang).quiz[k - 1]
         lines = [WORDS["question"](lang).format(k=k) + q.question, *(f"  {c}" for c in q.choices)]
-        words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(n=number)])
+        command = f"attnlab lesson {number} --quiz".replace(" ", render.NBSP)  # never broken
+        words = "\n".join([*lines, WORDS["unanswered_script"](lang).format(command=command)])
     # printed text, not markdown: the code without its backticks; lines broken to fit
     print(render.fit(render.plain(words), render.columns()))
     return right

@@ -296,7 +296,7 @@ def script_cells(cells: list[NotebookCell], number: int, lang: str) -> list[Note
     notebook folds it."""
     exercises = runner.exercises(number)
     out, k = [], 0
-    for c in cells:
+    for i, c in enumerate(cells):
         heading = re.match(r"#{2,3} (.+)", c.text) if c.kind == "markdown" else None
         if c.kind == "markdown" and c.text.startswith("<details>") and 0 < k <= len(exercises):
             ident = exercises[k - 1].id
@@ -309,8 +309,20 @@ def script_cells(cells: list[NotebookCell], number: int, lang: str) -> list[Note
         out.append(c)
         if heading:
             k += c.text.startswith("### ")
+        if heading and _runs_code(cells, i):  # (the recap's table is read, not run)
             out.append(NotebookCell(SCRIPT, f"print({chr(10) + '== ' + heading.group(1)!r})"))
     return out
+
+
+def _runs_code(cells: list[NotebookCell], at: int) -> bool:
+    """Whether the part headed by ``cells[at]`` (up to the next heading as high) has code."""
+    level = len(cells[at].text) - len(cells[at].text.lstrip("#"))
+    for c in cells[at + 1 :]:
+        if c.kind == "code":
+            return True
+        if c.kind == "markdown" and re.match(f"#{{2,{level}}} ", c.text):
+            return False
+    return False
 
 
 def show_answer(number: int, ident: str, ns: dict, argv: list[str] | None = None) -> None:
