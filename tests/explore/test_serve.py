@@ -88,3 +88,22 @@ class _Recorder:
 
     def flush(self) -> None:
         pass
+
+
+def test_twenty_clients_arriving_at_once_are_all_let_in(gpt_run):
+    """Before any is served, the listen queue holds them all (socketserver's 5 held six: the
+    seventh client's connection was dropped and retried by TCP a second later)."""
+    from attnlab.explore.serve import make_server
+
+    server = make_server(gpt_run, port=0, texts=["ROMEO:"])  # listening, not yet accepting
+    clients = []
+    try:
+        for _ in range(20):
+            clients.append(socket.socket())
+            clients[-1].settimeout(0.8)  # under TCP's first retry (1 s): a dropped one times out
+            clients[-1].connect(server.server_address)
+    finally:
+        for c in clients:
+            c.close()
+        server.server_close()
+    assert len(clients) == 20

@@ -87,7 +87,11 @@ def allowed_host(host: str | None, port: int) -> bool:
 
 
 class QuietServer(ThreadingHTTPServer):
-    """A threading server that says nothing when a client hangs up early."""
+    """A threading server that says nothing when a client hangs up early. Its listen queue
+    holds 64 connections, not socketserver's 5: a seventh client arriving at once had its
+    connection dropped and retried by TCP a second later."""
+
+    request_queue_size = 64
 
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ...
