@@ -167,6 +167,7 @@ def test_a_path_that_cannot_be_written_is_one_line_and_exit_2(capsys, tmp_path):
         (["conform", "m:f"], "output"),
         (["explore", "--playground"], "out"),
         (["exercise", "autograder", "self_attention"], "out"),
+        (["exercise", "start", "self_attention"], "out"),
     ],
 )
 def test_every_command_that_writes_a_file_takes_o_output_and_out(argv, dest):

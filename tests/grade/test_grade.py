@@ -171,10 +171,38 @@ def test_starter_file_and_exercise_list(tmp_path, capsys):
         write_starter("self_attention", path)
     r = grade_file(path)
     assert not r.passed and r.mistakes == ["crash"]  # NotImplementedError until filled in
-    assert main(["exercise", "list"]) == 0
-    assert "self_attention" in capsys.readouterr().out
     assert main(["exercise", "start", "self_attention", str(path)]) == 2
     assert main(["exercise", "start", "nonsense", str(tmp_path / "n.py")]) == 2
+    capsys.readouterr()
+    assert main(["exercise", "start", "causal_mask", "-o", str(tmp_path / "mine.py")]) == 0
+    assert "def causal_mask" in (tmp_path / "mine.py").read_text()  # -o is the starter's path
+    assert capsys.readouterr().out.splitlines()[-1].endswith(f"attnlab grade {tmp_path}/mine.py")
+    twice = ["exercise", "start", "causal_mask", str(tmp_path / "a.py"), "-o", "b.py"]
+    assert main(twice) == 2 and not (tmp_path / "a.py").exists()
+    assert "give the starter's path once" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_the_exercise_list_fits_80_columns_with_every_exercise_and_its_lesson(
+    lang, capsys, monkeypatch
+):
+    from attnlab.cli import main
+    from attnlab.grade import EXERCISES
+    from attnlab.tables import display_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["exercise", "list", "--lang", lang]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(display_width, lines)) <= 80
+    rows = {ln.split()[0]: ln.split()[1:] for ln in lines[2:] if not ln.startswith(" ")}
+    assert list(rows) == list(EXERCISES)
+    for name, ex in EXERCISES.items():  # the lesson, then the summary's first words
+        words = ex.summary(lang).split()
+        shown = rows[name][1:] if ex.lesson else rows[name]
+        assert (rows[name][0] == str(ex.lesson)) == bool(ex.lesson), name
+        assert "".join(words).startswith("".join(shown)), name
+    text = "".join("".join(ln.split()) for ln in lines[2:])
+    assert all("".join(ex.summary(lang).split()) in text for ex in EXERCISES.values())
 
 
 def test_notebook_extraction_skips_magics_and_shell():

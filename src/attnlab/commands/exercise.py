@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+
 from ..errors import UserError
+from ..i18n import Text
+from ..tables import text_table
 from ._args import add_lang, check_outputs
 
 NAME = "exercise"
@@ -22,7 +26,12 @@ def add_parser(sub) -> None:
     p.add_argument("file", nargs="?", help="where to write the starter (default NAME.py)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument(
-        "-o", "--output", "--out", dest="out", metavar="DIR", help="autograder: the folder to write"
+        "-o",
+        "--output",
+        "--out",
+        dest="out",
+        metavar="PATH",
+        help="start: the starter file to write (as FILE); autograder: the folder to write",
     )
     p.add_argument(
         "--no-wheel",
@@ -51,10 +60,7 @@ def run(a) -> int:
             raise UserError(f"NAME {a.name!r}: the --exercise-file declares {name!r}")
         a.name = name
     if a.action == "list":
-        width = max(map(len, EXERCISES))
-        for ex in EXERCISES.values():
-            where = f"  (lesson {ex.lesson})" if ex.lesson else ""
-            print(f"{ex.name.ljust(width)}  {ex.summary(a.lang)}{where}")
+        print(_listing(EXERCISES.values(), a.lang))
         return 0
     if a.name is None:
         raise UserError("exercise start needs a NAME (see 'attnlab exercise list')")
@@ -72,9 +78,25 @@ def run(a) -> int:
             print(f"wrote {path}")
         print("zip the files of that folder and upload it as the Gradescope autograder")
         return 0
+    if a.out is not None and a.file is not None and a.out != a.file:
+        raise UserError(f"FILE {a.file!r} and -o {a.out!r}: give the starter's path once")
     try:
-        written = write_starter(a.name, a.file, a.force, a.lang)
+        written = write_starter(a.name, a.out or a.file, a.force, a.lang)
     except (FileExistsError, IsADirectoryError) as e:
         raise UserError(str(e)) from None
-    print(f"wrote {written}; fill in the TODO, then run: attnlab grade {written}")
+    print(f"wrote {written}\nfill in the TODO, then run: attnlab grade {written}")
     return 0
+
+
+def _listing(exercises, lang: str) -> str:
+    """One row per exercise: its name, its lesson and what it asks, fitted to the terminal."""
+    rows = [[ex.name, ex.lesson or "", ex.summary(lang)] for ex in exercises]
+    width = shutil.get_terminal_size().columns  # 80 when not a terminal
+    return text_table([h(lang) for h in HEADER], rows, width=width)
+
+
+HEADER = (
+    Text("exercise", "課題", "练习"),
+    Text("lesson", "レッスン", "课"),
+    Text("what it asks", "内容", "内容"),
+)
