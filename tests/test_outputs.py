@@ -89,6 +89,7 @@ def writers(tmp_path, bad: str) -> list[tuple[list[str], str]]:
         (["bench", "--plot", png], "--plot"),
         (["translate", run, "9 May 2018", "--plot", png], "--plot"),
         (["exercise", "start", "softmax_rows", bad], "FILE"),
+        (["exercise", "start", "softmax_rows", "-o", bad], "-o"),
         (["exercise", "autograder", "softmax_rows", "-o", bad], "-o"),
     ]  # fmt: skip
 
@@ -111,7 +112,7 @@ def test_a_path_inside_a_file_is_one_line_exit_2_before_any_work(tmp_path, no_wo
 
 def test_every_output_of_every_command_is_in_the_list(tmp_path):
     """A new writing command or output flag gets a case above: every argument that names a
-    path (its metavar says DIR, FILE, OUT, .png or .html) and is not one of the known inputs is
+    path (its metavar says DIR, FILE, OUT, PATH, .png or .html) and is not one of the known inputs is
     one of the outputs tested, and the other way round."""
     tested = {(args[0], flag) for args, flag in writers(tmp_path, "x")}
     found = set()
@@ -119,7 +120,7 @@ def test_every_output_of_every_command_is_in_the_list(tmp_path):
         for action in p._actions:
             positional = not action.option_strings
             meta = str(action.metavar or (action.dest if positional else "")).upper()
-            names_a_path = any(w in meta for w in ("DIR", "FILE", "OUT", ".PNG", ".HTML"))
+            names_a_path = any(w in meta for w in ("DIR", "FILE", "OUT", "PATH", ".PNG", ".HTML"))
             if names_a_path and action.dest not in INPUTS:
                 found.add((name.split()[0], _flag(action)))
     assert found == tested

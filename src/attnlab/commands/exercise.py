@@ -49,7 +49,8 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    check_outputs((a.file, "FILE", "file or folder"), (a.out, "-o", "folder"))
+    out_kind = "folder" if a.action == "autograder" else "file or folder"  # start: as FILE
+    check_outputs((a.file, "FILE", "file or folder"), (a.out, "-o", out_kind))
     from ..grade import EXERCISES, write_starter
 
     if a.exercise_file:
