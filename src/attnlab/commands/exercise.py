@@ -10,6 +10,11 @@ from ..tables import text_table
 from ._args import add_lang, check_outputs
 
 NAME = "exercise"
+HEADER = (  # exercise list's columns, in the learner's language
+    Text("exercise", "課題", "练习"),
+    Text("lesson", "レッスン", "课"),
+    Text("what it asks", "内容", "内容"),
+)
 
 
 def add_parser(sub) -> None:
@@ -94,10 +99,3 @@ def _listing(exercises, lang: str) -> str:
     rows = [[ex.name, ex.lesson or "", ex.summary(lang)] for ex in exercises]
     width = shutil.get_terminal_size().columns  # 80 when not a terminal
     return text_table([h(lang) for h in HEADER], rows, width=width)
-
-
-HEADER = (
-    Text("exercise", "課題", "练习"),
-    Text("lesson", "レッスン", "课"),
-    Text("what it asks", "内容", "内容"),
-)
