@@ -2,6 +2,7 @@
 here (nothing downloaded), with a character tokenizer built here too. Skipped when
 transformers is absent, except under CI=true, where the dev extra must have installed it."""
 
+import importlib.util
 import json
 import os
 import re
@@ -12,15 +13,31 @@ import torch
 
 from attnlab.cli import main
 
-if os.environ.get("CI") != "true":
-    pytest.importorskip("transformers", reason="transformers is not installed (attnlab[hf])")
-import transformers as tf
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+if os.environ.get("CI") != "true" and importlib.util.find_spec("transformers") is None:
+    pytest.skip("transformers is not installed (attnlab[hf])", allow_module_level=True)
+
+
+class _Transformers:
+    """transformers, imported when a test first reads from it: its import takes about a
+    second, which collection would otherwise spend on every worker, most running none of
+    these tests."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # pytest's look at each name of the module, not a test's
+            raise AttributeError(name)
+        import transformers
+
+        return getattr(transformers, name)
+
+
+tf = _Transformers()
 
 CHARS = list("abcdefghij .,\n")
 
 
 def _tokenizer():
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
     vocab = {c: i for i, c in enumerate(CHARS)}
     tk = Tokenizer(models.WordLevel(vocab, unk_token=None))
     tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
