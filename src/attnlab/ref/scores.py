@@ -56,17 +56,19 @@ SCORES: dict[str, tuple[Callable[..., np.ndarray], tuple[str, ...]]] = {
 
 def _check_widths(kind: str, q: np.ndarray, k: np.ndarray, p: dict[str, np.ndarray]) -> None:
     d_q, d_k = q.shape[-1], k.shape[-1]
-    expected: dict[str, tuple[int | None, ...]] = {}
+    expected: dict[str, tuple[int, ...]] = {}
     if kind in ("dot", "scaled_dot") and d_q != d_k:
         raise ValueError(f"{kind} score needs equal widths: query {q.shape}, keys {k.shape}")
+    if "v" in p and p["v"].ndim != 1:  # additive, concat: d_a is read from v
+        raise ValueError(f"{kind} score: v must be a vector (d_a,), got shape {p['v'].shape}")
     if kind == "general":
         expected = {"W": (d_q, d_k)}
     elif kind == "additive":
-        d_a = p["v"].shape[0] if p["v"].ndim == 1 else None
-        expected = {"W_q": (d_q, d_a), "W_k": (d_k, d_a), "v": (d_a,)}
+        d_a = p["v"].shape[0]
+        expected = {"W_q": (d_q, d_a), "W_k": (d_k, d_a)}
     elif kind == "concat":
-        d_a = p["v"].shape[0] if p["v"].ndim == 1 else None
-        expected = {"W": (d_q + d_k, d_a), "v": (d_a,)}
+        d_a = p["v"].shape[0]
+        expected = {"W": (d_q + d_k, d_a)}
     for n, shape in expected.items():
         if p[n].shape != shape:
             raise ValueError(
