@@ -32,7 +32,7 @@ def sliding_window_mask(T: int, S: int, left: int, right: int) -> np.ndarray:
     side unbounded, so ``(-1, 0)`` is ``causal_lower_right`` and ``(-1, -1)`` sees everything."""
     _check(T, S)
     for name, w in (("left", left), ("right", right)):
-        if not isinstance(w, (int, np.integer)) or w < -1:
+        if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < -1:
             raise ValueError(f"window {name} must be an int >= -1 (-1: unbounded), got {w!r}")
     offset = (np.arange(S)[None, :] - np.arange(T)[:, None]) - (S - T)  # s - p: (T, S)
     ok = np.ones((T, S), dtype=bool)
