@@ -65,11 +65,17 @@ def test_the_issues_seed_dependent_cases_fail_in_the_real_grader(name):
         assert not r.passed and r.mistakes[0] == "unstable_softmax", (seed, r.mistakes)
 
 
-def test_an_untouched_starter_scores_zero(tmp_path):
-    from attnlab.grade import write_starter
+def test_an_untouched_starter_scores_zero_of_the_usual_points_in_both_graders(tmp_path):
+    from attnlab.grade import check, write_starter
 
     r = grade_file(write_starter("self_attention", tmp_path))
-    assert r.score == 0.0 and not r.passed and r.mistakes == ["crash"]
+    assert r.score == 0.0 and not r.passed and r.mistakes == []  # not written: no mistake
+    assert [c.name for c in r.checks if not c.passed] == ["the function written"]
+    assert "not written yet" in str(r) and "Traceback" not in str(r)
+    # out of the same points as the in-process check and as any hand-in that answers
+    answered = grade_file(CORPUS / "self_attention__missing_scale__no_sqrt.py")
+    assert r.points == 0 and r.max_points == answered.max_points > 1
+    assert check(write_starter("self_attention", tmp_path / "c")).max_points == r.max_points
 
 
 def test_a_named_mistake_explains_the_crashes_and_shapes_its_own_version_shows():
@@ -296,7 +302,7 @@ def test_starters_in_each_language_parse_and_fail_cleanly_until_filled(tmp_path,
     out.parent.mkdir()
     assert main(["exercise", "start", "causal_mask", str(out), "--lang", lang]) == 0
     r = grade_file(out, seed=0)
-    assert r.mistakes == ["crash"] and r.score == 0
+    assert r.mistakes == [] and r.score == 0 and "not written yet" in str(r)
 
 
 def test_every_id_is_one_entry_with_hints_in_each_language_and_the_glossarys_terms():

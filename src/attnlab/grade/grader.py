@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..i18n import Text
 from . import diagnosis
 from . import helpers as helper_modules
 from .diagnosis import Prepared
@@ -31,6 +32,16 @@ from .submission import SUFFIXES, Submission, read_submission
 DEFAULT_SEED = 0  # the random cases' seed unless one is given: the same file, the same score
 OUTPUT_SHOWN = 2000  # characters of the learner's printed output kept in a report
 _PREPARING = threading.Lock()
+# every case raised NotImplementedError: the starter as it came, its TODO not yet written
+NOT_WRITTEN = {
+    "name": Text("the function written", "関数の実装", "函数的实现"),
+    "message": Text(
+        "not written yet: it raises NotImplementedError",
+        # each fits 80 columns behind "  FAIL  the function written: " (不合格  関数の実装：)
+        "まだ書かれていません（NotImplementedError のまま）。",
+        "尚未编写（仍抛出 NotImplementedError），写好后再检查一次。",
+    ),
+}
 
 
 def _finish(
@@ -260,11 +271,29 @@ def verdict(
     Shared by the sandboxed grader and ``check`` (in-process)."""
     f = diagnosis.judge(prep, run, meta.get("output", ""))
     _points(prep, f.checks)
+    if _untouched(run):
+        return _not_written(prep, checks, f.checks, lang, **meta)
     meta["shown"] = _smallest_failing_weights(prep, run, f.checks)
     if trace is not None and f.ids:
         learner = trace(f)
         meta["lines"] = mistake_lines(f, learner) | dtype_lines(f, learner)
     return _finish(prep.ex.name, checks + f.checks, f.ids, lang, **meta)
+
+
+def _untouched(run: RunResult) -> bool:
+    """Every case raised NotImplementedError: the starter's TODO, nothing written yet."""
+    last = [(r.error or "").strip().splitlines()[-1:] for r in run.cases]
+    return bool(last) and all(x and x[0].startswith("NotImplementedError") for x in last)
+
+
+def _not_written(
+    prep: Prepared, gates: list[CheckResult], judged: list[CheckResult], lang: str, **meta
+) -> Report:
+    """One failed check in place of the judged ones, the total still theirs (a starter scores
+    0 of the same points as any other hand-in: one class, one column); no mistake is named."""
+    check = CheckResult(NOT_WRITTEN["name"](lang), False, NOT_WRITTEN["message"](lang))
+    r = _finish(prep.ex.name, [*gates, check], [], lang, **meta)
+    return replace(r, max_points=sum(c.points for c in judged))  # as if it had answered
 
 
 def _points(prep: Prepared, checks: list[CheckResult]) -> None:

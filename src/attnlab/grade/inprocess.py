@@ -17,27 +17,16 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from ..i18n import Text
 from .exercises import EXERCISES, Case
-from .grader import DEFAULT_SEED, _finish, prepared, verdict
+from .grader import DEFAULT_SEED, prepared, verdict
 from .lines import in_process
-from .results import CheckResult, Report
+from .results import Report
 from .sandbox import CaseResult, RunResult
 from .submission import read_submission
 
 # the file a Jupyter kernel compiles a cell into (/tmp/ipykernel_123/456.py): a path of the
 # machine that ran it, which a traceback on a web book's page would show to every reader
 KERNEL_CELL = re.compile(r"^.*[/\\]ipykernel_\d+[/\\][^/\\]+\.py$")
-NOT_WRITTEN = {
-    "name": Text("the function written", "関数の実装", "函数的实现"),
-    "message": Text(
-        "not written yet: the function still raises NotImplementedError (its TODO). Write it, "
-        "then run the check again.",
-        # ja/zh fit an 80-column terminal behind "  不合格  関数の実装："
-        "まだ書かれていません（NotImplementedError のまま）。",
-        "尚未编写（仍抛出 NotImplementedError），写好后再检查一次。",
-    ),
-}
 
 
 def _learner_error(e: BaseException) -> str:
@@ -90,9 +79,6 @@ def check(
     seed = DEFAULT_SEED if seed is None else seed  # fixed: the same function, the same score
     prep = prepared(name, seed)
     run = run_in_process(fn, [*prep.cases, *prep.twins])
-    if _untouched(run):  # the starting code as it came: not a crash, just not written yet
-        check = CheckResult(NOT_WRITTEN["name"](lang), False, NOT_WRITTEN["message"](lang))
-        return _finish(name, [check], [], lang, seed=seed, isolation=run.isolation)
     return verdict(
         prep,
         run,
@@ -110,12 +96,6 @@ def _source_of(fn: Callable) -> str:
     """The text of the file (or notebook cell) that defines ``fn``, to quote its lines."""
     name = getattr(getattr(fn, "__code__", None), "co_filename", None)
     return "".join(linecache.getlines(name)) if name else ""
-
-
-def _untouched(run: RunResult) -> bool:
-    """Every case raised NotImplementedError: the starter's TODO, nothing written yet."""
-    last = [(r.error or "").strip().splitlines()[-1:] for r in run.cases]
-    return bool(last) and all(x and x[0].startswith("NotImplementedError") for x in last)
 
 
 def _resolve(fn_or_path, exercise: str | None) -> tuple[Callable, str]:
