@@ -186,6 +186,16 @@ def test_check_output_accepts_what_can_be_written_and_makes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.html"]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_check_output_refuses_proc_even_for_root(kind):
+    """os.access lets root write anywhere, /proc included, where mkdir then fails: the check
+    tries, so `--save-failing /proc/x` is refused before a conform run, not after it."""
+    with pytest.raises(UserError, match=r"^--save-failing '/proc/attnlab-x/y': ") as e:
+        check_output("/proc/attnlab-x/y", "--save-failing", kind)
+    assert "nothing can be made in '/proc'" in str(e.value) or "cannot write in" in str(e.value)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write in any folder")
 def test_check_output_refuses_a_folder_this_user_cannot_write_in(tmp_path):
     locked = tmp_path / "locked"

@@ -44,7 +44,8 @@ KINDS = ("folder", "file", "file or folder")
 def check_output(path: str | os.PathLike, flag: str, kind: str = "folder", what: str = "") -> Path:
     """Say now, before any work, whether ``path`` can be what a command writes: a folder to
     write into, a file to write, or (``"file or folder"``) a file or a folder to put it in.
-    Nothing is created or changed.
+    Nothing is left behind (an empty folder is made in it and removed at once: the one test
+    that holds for root, whom ``os.access`` lets write even in ``/proc``).
 
     Refused, as one ``UserError`` line naming ``flag``, the path and ``what`` was expected: a
     file where a folder is wanted and the reverse, a path inside a file (``afile/sub``), a
@@ -72,6 +73,10 @@ def check_output(path: str | os.PathLike, flag: str, kind: str = "folder", what:
         raise refuse(f"{str(where)!r} is a file (a file stands where a folder is needed)")
     if not os.access(where, os.W_OK | os.X_OK):
         raise refuse(f"this user cannot write in {str(where)!r}")
+    try:  # root passes os.access everywhere, /proc included: try making something there
+        os.rmdir(tempfile.mkdtemp(prefix=".attnlab-check-", dir=where))
+    except OSError as e:
+        raise refuse(f"nothing can be made in {str(where)!r} ({e.strerror or e})") from None
     return p
 
 
