@@ -16,8 +16,10 @@ def add_parser(sub) -> None:
         "a text heatmap; --plot also writes it as a PNG. An answer that is not a real date is "
         "marked INVALID, one below 0.9 confidence UNSURE; either exits 1.",
     )
-    p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("text", metavar="TEXT")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder of 'attnlab train seq2seq'")
+    p.add_argument(
+        "text", metavar="TEXT", help="a date written out, e.g. 'the 3rd of march 2021' (in quotes)"
+    )
     p.add_argument(
         "--plot", type=png_path, metavar="FILE.png", help="also write the alignment as a PNG"
     )

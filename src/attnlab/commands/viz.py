@@ -17,8 +17,14 @@ def add_parser(sub) -> None:
         description="'attnlab viz gpt RUN_DIR --text TEXT' draws every layer's and head's weights.",
     )
     vsub = p.add_subparsers(dest="viz_kind", metavar="MODEL", required=True)
-    v = vsub.add_parser("gpt", help="a GPT run's attention on some text")
-    v.add_argument("run_dir", metavar="RUN_DIR")
+    v = vsub.add_parser(
+        "gpt",
+        help="a GPT run's attention on some text",
+        description="Run a trained GPT on TEXT and draw its attention weights as one PNG: a grid "
+        "of heatmaps, a row per layer and a column per head, each with the text's characters "
+        "as queries (rows) and keys (columns).",
+    )
+    v.add_argument("run_dir", metavar="RUN_DIR", help="a run folder of 'attnlab train gpt'")
     v.add_argument("--text", required=True, help="the text whose attention is drawn")
     v.add_argument("--layer", type=nonneg_int, help="only this layer (default: all)")
     v.add_argument("--head", type=nonneg_int, help="only this head (default: all)")
