@@ -169,6 +169,16 @@ def test_compare_weights_scale_reaches_below_zero():
     assert fig.axes[0].images[0].get_clim() == (-0.5, 1.5) == fig.axes[1].images[0].get_clim()
 
 
+def test_compare_weights_difference_scale_runs_from_white_zero_to_the_largest_difference():
+    """Equal weights: the difference panel reads 0 to the tolerance (it read -0.1 to 0.1, a
+    scale around zero for a value that cannot be negative); otherwise 0 to the largest."""
+    same = compare_weights([[0.2, 0.8]], [[0.2, 0.8]]).axes[2].images[0]
+    assert same.get_clim() == (0.0, 1e-4)
+    assert same.cmap(same.norm(0.0))[:3] == pytest.approx((1.0, 0.96, 0.94), abs=0.02)  # white
+    off = compare_weights([[0.1, 0.9], [None, 0.5]], [[0.4, 0.6], [0.5, 0.5]]).axes[2].images[0]
+    assert off.get_clim() == pytest.approx((0.0, 0.3))  # the missing cell is a gap, not inf
+
+
 @pytest.mark.parametrize("shape,numbers", [((9, 8), 0), ((8, 8), 64)])
 def test_compare_weights_writes_the_numbers_up_to_64_cells(shape, numbers):
     fig = compare_weights(np.full(shape, 0.1), np.full(shape, 0.1))

@@ -29,6 +29,7 @@ def _prepare_fonts(*labels: object) -> None:
 MAX_INCHES = (10.0, 8.0)  # a heatmap's largest figure
 DENSE_TICKS = 32  # up to this many rows/columns get one tick each
 GRID_INCHES = 13.0  # a head grid's largest side
+TOLERANCE = 1e-4  # compare_weights: a cell off by more than this (absolute and relative) is wrong
 
 
 def heatmap(
@@ -155,13 +156,14 @@ def save(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
 
 
 def compare_weights(got, expected, title: str = "") -> Figure:
-    """A learner's weights beside the expected ones (on one colour scale) and their difference;
-    cells off by more than 1e-4 are outlined in red on all three panels. NaN (None) cells show
-    as gaps."""
+    """A learner's weights beside the expected ones (on one colour scale) and their difference,
+    from 0 (white) to the largest one, at least ``TOLERANCE`` (so equal weights read as 0, not
+    as a scale around it); cells off by more than ``TOLERANCE`` are outlined in red on all
+    three panels. NaN (None) cells show as gaps."""
     g = np.atleast_2d(np.asarray(got, dtype=float))  # None -> nan
     e = np.atleast_2d(np.asarray(expected, dtype=float))
     diff = np.abs(np.nan_to_num(g, nan=np.inf) - e)
-    wrong = ~(diff <= 1e-4 + 1e-4 * np.abs(e))
+    wrong = ~(diff <= TOLERANCE + TOLERANCE * np.abs(e))
     fig = Figure(figsize=(min(13.0, 3 * 0.5 * e.shape[1] + 4), min(8.0, 0.5 * e.shape[0] + 2)))
     axes = fig.subplots(1, 3)
     both = np.concatenate([g[np.isfinite(g)], e[np.isfinite(e)]])
@@ -169,7 +171,7 @@ def compare_weights(got, expected, title: str = "") -> Figure:
     panels = (
         ("yours", g, "viridis", lo, hi),
         ("expected", e, "viridis", lo, hi),
-        ("|difference|", diff, "Reds", 0.0, None),
+        ("|difference|", diff, "Reds", 0.0, max(TOLERANCE, _finite_max(diff))),
     )
     for ax, (name, a, cmap, vmin, vmax) in zip(axes, panels, strict=True):
         finite = np.where(np.isfinite(a), a, np.nan)
@@ -180,6 +182,11 @@ def compare_weights(got, expected, title: str = "") -> Figure:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def _finite_max(a: np.ndarray) -> float:
+    finite = a[np.isfinite(a)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def alignment(weights, inp: str, out: str, title: str = "") -> Figure:
