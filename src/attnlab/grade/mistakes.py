@@ -533,7 +533,8 @@ def hint(mistake: str, lang: str = "en", level: int = 3) -> str:
     if level >= 3:
         return m.fix(lang)
     concept, where = STEPS[m.step]
-    return concept(lang) if level == 1 else f"{concept(lang)} {where(lang)}"
+    space = " " if lang == "en" else ""  # ja/zh sentences follow 。 without a space
+    return concept(lang) if level == 1 else f"{concept(lang)}{space}{where(lang)}"
 
 
 # mistakes that leave a step out: no line holds their value, so the line named is where the
