@@ -353,6 +353,8 @@ def test_the_lesson_list_fits_80_columns_with_every_word_and_summaries_indented(
     listed = lines[: lines.index("")]
     assert all(re.match(r"\d  \S|   \S", ln) for ln in listed), listed
     assert len(listed) > 2 * len(source.lessons())
+    # the command to copy stays whole on its line (ja broke it at '[--format' / 'py|ipynb|both]')
+    assert "   attnlab lesson N --export DIR [--format py|ipynb|both]" in lines
 
 
 def _hint_lines(report: answers.AnswerReport) -> list[str]:

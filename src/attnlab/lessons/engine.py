@@ -81,6 +81,11 @@ def title(number: int, lang: str) -> str:
 
 
 INDENT = "   "  # a lesson's title after its number, and its summary under it
+FOOTER = Text(  # then the export command on a line of its own, never broken inside
+    "Run one: attnlab lesson N. Edit its code (writes lessonN.py and lessonN.ipynb):",
+    "実行：attnlab lesson N。コードの編集（lessonN.py と lessonN.ipynb を書き出す）：",
+    "运行：attnlab lesson N。修改代码（写出 lessonN.py 和 lessonN.ipynb）：",
+)
 
 
 def list_lessons(lang: str = "en", width: int | None = None) -> str:
@@ -98,19 +103,8 @@ def list_lessons(lang: str = "en", width: int | None = None) -> str:
             render.fit(INDENT + p.summary, width),
         ]
     lines.append("")
-    lines.append(
-        render.fit(
-            Text(
-                "Run one: attnlab lesson N. Edit its code: attnlab lesson N --export DIR "
-                "[--format py|ipynb|both] writes lessonN.py and lessonN.ipynb.",
-                "実行：attnlab lesson N。コードの編集：attnlab lesson N --export DIR "
-                "[--format py|ipynb|both] で lessonN.py と lessonN.ipynb を書き出します。",
-                "运行：attnlab lesson N。修改代码：attnlab lesson N --export DIR "
-                "[--format py|ipynb|both] 会写出 lessonN.py 和 lessonN.ipynb。",
-            )(lang),
-            width,
-        )
-    )
+    lines.append(render.fit(FOOTER(lang), width))
+    lines.append(f"{INDENT}attnlab lesson N --export DIR [--format py|ipynb|both]")  # whole
     return "\n".join(lines)
 
 
