@@ -113,3 +113,13 @@ def test_every_lessons_code_shown_at_80_columns_is_the_same_program(number):
     cells = build(number, lang, run=False)
     script = notebooks.to_py([c for c in cells if c.kind != notebooks.NUMBERS])
     same_program_that_fits(script, fit(script))
+
+
+def test_a_comprehension_breaks_before_its_for_never_inside_the_for_target():
+    # lesson 4 showed 'for f,' / 'b_ in zip(...)': the comma of a for target is no place to break
+    code = "states = torch.stack([torch.cat([f, b_]) for f, b_ in zip(fwd, bwd, strict=True)])"
+    shown = fit(code)
+    same_program_that_fits(code, shown)
+    assert shown.splitlines()[1].strip().startswith("for f, b_ in zip("), shown
+    plain = "x = f(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccc, dd)"
+    assert fit(plain).splitlines()[0].endswith("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,")  # commas still

@@ -216,13 +216,24 @@ def _best(line: str, start: int, lead: str, later: list, width: int) -> tuple:
     if not full:
         return fitting[-1]
     outer = [p for p in full if p[1] == min(q[1] for q in full)]
-    soft = [  # after a comma (code) or a space or CJK punctuation (a string), 60% full
-        p
+    soft = [  # before a comprehension's for/if; after a comma (code), a space or CJK
+        p  # punctuation (a string), 60% full
         for p in outer
-        if (line[: p[0]].rstrip()[-1:] == "," if not p[2] else line[p[0] - 1] in " " + SOFT)
+        if (not p[2] and re.match(r"(for|if)\b", line[p[0] :]))
+        or (_after_comma(line, p[0]) if not p[2] else line[p[0] - 1] in " " + SOFT)
         and display_width(lead + line[start : p[0]]) >= width * 3 // 5
     ]
     return max(soft or outer, key=lambda p: p[0])
+
+
+def _after_comma(line: str, col: int) -> bool:
+    """``col`` follows a comma that is not inside a ``for`` target (``for f, b_ in``: a row
+    never ends between ``f,`` and ``b_``)."""
+    before = line[:col].rstrip()
+    if before[-1:] != ",":
+        return False
+    target = re.search(r"\bfor\b(?!.*\bfor\b)(.*)$", before)  # since the last `for`
+    return target is None or re.search(r"\bin\b", target.group(1)) is not None
 
 
 def _row(line: str, start: int, end: int, depth: int, close: str) -> str:
