@@ -153,20 +153,21 @@ d, d_a = 3, 4
 W = rng.standard_normal((d, d))
 W_q, W_k, v = rng.standard_normal((d, d_a)), rng.standard_normal((d, d_a)), rng.standard_normal(d_a)
 s = dec[0]  # the decoder state that asks
+pairs = np.concatenate([np.tile(s, (4, 1)), enc], axis=1)  # (4, 2d): [s; h] for each key
+W_cat = np.vstack([W_q, W_k])  # (2d, d_a): [s; h] W_cat = s W_q + h W_k
 scores = {
     "dot": enc @ s,  # s · h
     "scaled_dot": enc @ s / np.sqrt(d),  # s · h / √d
     "general": enc @ (W.T @ s),  # sᵀ W h
     "additive": np.tanh(s @ W_q + enc @ W_k) @ v,  # vᵀ tanh(W_q s + W_k h)
-    "concat": np.tanh(np.concatenate([np.tile(s, (4, 1)), enc], axis=1) @ np.vstack([W_q, W_k]))
-    @ v,
+    "concat": np.tanh(pairs @ W_cat) @ v,  # vᵀ tanh([s; h] W_cat)
 }
 weights = {kind: ref.softmax(sc) for kind, sc in scores.items()}
 for kind, sc in scores.items():  # the same scores from attnlab.ref, by name
     params = {
         "general": {"W": W},
         "additive": {"W_q": W_q, "W_k": W_k, "v": v},
-        "concat": {"W": np.vstack([W_q, W_k]), "v": v},
+        "concat": {"W": W_cat, "v": v},
     }
     assert np.allclose(sc, ref.score(s, enc, kind, **params.get(kind, {})))
 rows = [
