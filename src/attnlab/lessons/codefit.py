@@ -220,8 +220,10 @@ def _best(line: str, start: int, lead: str, later: list, width: int) -> tuple:
         p  # punctuation (a string), 60% full
         for p in outer
         if (not p[2] and re.match(r"(for|if)\b", line[p[0] :]))
-        or (_after_comma(line, p[0]) if not p[2] else line[p[0] - 1] in " " + SOFT)
-        and display_width(lead + line[start : p[0]]) >= width * 3 // 5
+        or (
+            (_after_comma(line, p[0]) if not p[2] else line[p[0] - 1] in " " + SOFT)
+            and display_width(lead + line[start : p[0]]) >= width * 3 // 5
+        )
     ]
     return max(soft or outer, key=lambda p: p[0])
 
