@@ -55,7 +55,8 @@ def test_hint_levels_are_concept_then_concept_and_where_then_the_fix(lang):
     m = MISTAKES["softmax_global_sum"]
     concept, where = STEPS["softmax"]
     assert hint("softmax_global_sum", lang, 1) == concept(lang)
-    assert hint("softmax_global_sum", lang, 2) == f"{concept(lang)} {where(lang)}"
+    space = " " if lang == "en" else ""  # no space after 。
+    assert hint("softmax_global_sum", lang, 2) == f"{concept(lang)}{space}{where(lang)}"
     assert hint("softmax_global_sum", lang, 3) == m.fix(lang) == hint("softmax_global_sum", lang)
     assert hint("softmax_global_sum", lang, 4) == m.fix(lang)
     assert hint("no_such_mistake", lang, 1) == ""
