@@ -90,6 +90,15 @@ def test_an_unknown_flag_points_to_the_commands_own_help(capsys):
         assert err == f"{prog}: error: unrecognized arguments: {flag} (see '{prog} --help')\n"
 
 
+def test_a_subcommands_mistake_is_named_by_its_whole_command(tmp_path, capsys):
+    """'attnlab viz gpt RUN --text ...' with no run there: the error line names 'attnlab viz
+    gpt', as argparse's own errors for that command do, not 'attnlab viz'."""
+    assert main(["viz", "gpt", str(tmp_path / "norun"), "--text", "ab"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attnlab viz gpt: error: ") and "norun" in err, err
+    assert len(err.splitlines()) == 1
+
+
 def test_help_shows_each_flags_default(capsys):
     assert main(["serve", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines

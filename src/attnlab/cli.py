@@ -88,7 +88,8 @@ def _refuse(args, message: str) -> int:
     (the same status, so that a script's check of it does not change with the flag)."""
     if args.debug:
         traceback.print_exc()
-    print(f"attnlab {args.command}: error: {message}", file=sys.stderr)
+    prog = getattr(args, "_help_prog", f"attnlab {args.command}")  # 'attnlab viz gpt'
+    print(f"{prog}: error: {message}", file=sys.stderr)
     return 2
 
 
