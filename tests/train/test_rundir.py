@@ -231,7 +231,9 @@ def test_sample_flags_are_checked(tmp_path, corpus, capsys, args, words):
 def test_sample_on_a_seq2seq_run_says_what_to_use(tmp_path, capsys):
     run = tmp_path / "s2s"
     assert main(["train", "seq2seq", "--out", str(run), "--max-iters", "2", "--hidden", "8"]) == 0
-    capsys.readouterr()
+    done, where = capsys.readouterr().out.splitlines()[-2:]
+    assert done.startswith("done: iter 2 (max_iters 2 reached), val exact match ")
+    assert len(done) <= 80 and where == f"run in {run}"  # the numbers fit; the folder apart
     assert main(["sample", str(run)]) == 2
     assert "attnlab translate" in capsys.readouterr().err
 

@@ -317,6 +317,9 @@ def test_ctrl_c_prints_the_exact_command_that_resumes_the_run(tmp_path, capsys):
     assert code == 130
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("interrupted: iter 3 (Ctrl-C or SIGTERM),")
+    assert len(lines[0]) <= 80, lines[0]  # the numbers fit a terminal; the folder is next
+    assert lines[1].endswith(f" tokens/s; run in {out}")
+    lines = lines[1:]
     assert lines[1] == f"resume with: attnlab train gpt --out {shlex.quote(str(out))} --resume"
     command = shlex.split(lines[1].removeprefix("resume with: "))
     assert main(command[1:]) == 0  # the printed command, as given, finishes this very run

@@ -218,9 +218,9 @@ def run_gpt(a) -> int:
         loss, ppl = last.get("val_loss", float("nan")), last.get("val_ppl", float("nan"))
         print(
             f"{_state(result)}: iter {result.iters} ({result.stop_reason}), "
-            f"val loss {loss:.4f} (ppl {ppl:.2f}), "
-            f"{result.tokens_per_s:,.0f} tokens/s; run in {a.out}"
+            f"val loss {loss:.4f} (ppl {ppl:.2f})"
         )
+        print(f"{result.tokens_per_s:,.0f} tokens/s; run in {a.out}")  # 80 columns: two lines
         _resume_hint(result, "gpt", a.out)
     return 130 if result.interrupted else 0
 
@@ -251,9 +251,9 @@ def run_seq2seq(a) -> int:
     last = result.evals[-1] if result.evals else {}
     print(
         f"{_state(result)}: iter {result.iters} ({result.stop_reason}), val exact match "
-        f"{100 * last.get('exact_match', 0):.2f}%, per char {100 * last.get('char_acc', 0):.2f}%; "
-        f"run in {a.out}"
+        f"{100 * last.get('exact_match', 0):.2f}%, per char {100 * last.get('char_acc', 0):.2f}%"
     )
+    print(f"run in {a.out}")
     _resume_hint(result, "seq2seq", a.out)
     return 130 if result.interrupted else 0
 
