@@ -305,6 +305,26 @@ def test_starters_in_each_language_parse_and_fail_cleanly_until_filled(tmp_path,
     assert r.mistakes == [] and r.score == 0 and "not written yet" in str(r)
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+def test_a_starter_fits_79_columns_and_its_docstring_keeps_every_word(tmp_path, lang):
+    """What a learner opens in an editor or prints in a terminal: no line wider than PEP 8's
+    79 columns (a CJK character takes two), and the contract's text all there, in order."""
+    import ast
+
+    from attnlab.grade import write_starter
+    from attnlab.grade.starter import DOCS_JA, DOCS_ZH
+    from attnlab.tables import display_width
+
+    docs = {"ja": DOCS_JA, "zh": DOCS_ZH}.get(lang, {})
+    for name, ex in EXERCISES.items():
+        text = write_starter(name, tmp_path / f"{name}.py", lang=lang).read_text(encoding="utf-8")
+        wide = [line for line in text.splitlines() if display_width(line) > 79]
+        assert wide == [], (name, wide)
+        fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef))
+        said = "".join(ast.get_docstring(fn).split())
+        assert said == "".join(docs.get(name, ex.doc).split()), name
+
+
 def test_every_id_is_one_entry_with_hints_in_each_language_and_the_glossarys_terms():
     from attnlab.grade import variants
     from attnlab.grade.mistakes import ENTRIES, MISTAKES, STEPS

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..files import atomic_write_text
+from ..tables import fit, wide
 from .exercises import EXERCISES
 
 EXAMPLES = {
@@ -14,12 +15,13 @@ EXAMPLES = {
     "scaled_dot_product_attention": "    Q = K = V = np.eye(3)\n    print(scaled_dot_product_attention(Q, K, V, mask=True))",
     "self_attention": (
         "    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])\n"
-        "    out, w = self_attention(X, np.array([[1.0, 0.0], [2.0, 2.0]]), np.eye(2), np.eye(2), mask=True)\n"
+        "    W_Q = np.array([[1.0, 0.0], [2.0, 2.0]])\n"
+        "    out, w = self_attention(X, W_Q, np.eye(2), np.eye(2), mask=True)\n"
         "    print(w)  # expected rows: [1, 0, 0], [0.5, 0.5, 0], [0.178, 0.088, 0.734]"
     ),
     "multi_head_attention": "    X = np.eye(4)\n    W = np.eye(4)\n    print(multi_head_attention(X, W, W, W, W, num_heads=2))",
     "positional_encoding": "    print(positional_encoding(4, 6))",
-    "additive_attention": "    print(additive_attention(np.ones(2), np.eye(2), np.eye(2), np.eye(2), np.ones(2)))",
+    "additive_attention": "    eye = np.eye(2)\n    print(additive_attention(np.ones(2), eye, eye, eye, np.ones(2)))",
 }
 
 
@@ -101,6 +103,7 @@ DOCS_JA = {
     "重み = softmax(スコア) (S,)、文脈 = 重み @ keys (d_k,)。(文脈, 重み) を返します。",
 }
 
+DOC_WIDTH = 72  # the docstring's text: with its indent and quotes, a line fits 79 columns
 TEMPLATE = '''"""{title}{name}
 
 {summary}
@@ -140,11 +143,21 @@ def render(name: str, filename: str = "solution.py", lang: str = "en") -> str:
         allowed=words["numpy"] if ex.allowed_imports is not None else words["anything"],
         end=words["end"],
         signature=ex.signature,
-        doc=doc.replace("\n", "\n    "),
+        doc=fit(_paragraph(doc), DOC_WIDTH).replace("\n", "\n    "),
         todo=words["todo"],
         try_=words["try"],
         example=EXAMPLES.get(name) or getattr(ex, "example", ""),  # a teacher's
     )
+
+
+def _paragraph(doc: str) -> str:
+    """The doc's lines as one paragraph, for ``fit`` to break afresh: joined by a space, or by
+    nothing between two Japanese or Chinese characters."""
+    lines = doc.split("\n")
+    out = lines[0]
+    for line in lines[1:]:
+        out += ("" if out and line and wide(out[-1]) and wide(line[0]) else " ") + line
+    return out
 
 
 def write_starter(
