@@ -75,6 +75,10 @@ def test_a_terminal_gets_colour_and_its_own_width_up_to_100(terminal, columns, w
     assert con.width == render.columns(out) == render.columns() == width
     con.print("[bold]x[/bold] :smile:")
     assert ANSI.sub("", out.getvalue()) == "[bold]x[/bold] :smile:\n"  # still literal
+    out.seek(0), out.truncate()
+    con.print("3 of 42 rows, 0.5")  # no colour of rich's own for numbers
+    con.print(Text("red", style="red"))  # but the colours asked for
+    assert out.getvalue() == "3 of 42 rows, 0.5\n" + ansi_of("red", "red") + "\n"
 
 
 def test_no_color_makes_a_terminal_plain(terminal, monkeypatch):
