@@ -102,6 +102,15 @@ def test_the_cache_says_what_does_not_fit():
             cache.append(other, other)
 
 
+def test_a_cache_with_a_context_is_refused_in_words():
+    m = MultiHeadAttention(8, 2)
+    x, c = torch.randn(1, 2, 8), torch.randn(1, 3, 8)
+    with pytest.raises(
+        ValueError, match=r"^a KV cache is for self-attention; got a context as well$"
+    ):
+        m(x, c, cache=KVCache())
+
+
 def test_a_mask_of_five_dimensions_or_the_wrong_rank_is_refused_in_words():
     m = MultiHeadAttention(8, 2)
     x = torch.randn(2, 3, 8)
@@ -119,6 +128,11 @@ def test_from_torch_keeps_no_bias_dropout_and_dtype_and_refuses_what_it_cannot_c
     assert ours.in_proj.weight.dtype == torch.float64
     x = torch.randn(2, 5, 8).double()
     torch.testing.assert_close(ours(x), theirs(x, x, x, need_weights=False)[0])
+    biased = torch.nn.MultiheadAttention(8, 2, batch_first=True).double().eval()
+    with torch.no_grad():  # torch starts its biases at 0, which would hide one left behind
+        biased.in_proj_bias.normal_(), biased.out_proj.bias.normal_()
+    ours = MultiHeadAttention.from_torch(biased).eval()
+    torch.testing.assert_close(ours(x), biased(x, x, x, need_weights=False)[0])
     for kwargs in ({"add_bias_kv": True}, {"add_zero_attn": True}):
         m = torch.nn.MultiheadAttention(8, 2, **kwargs)
         with pytest.raises(ValueError, match=r"^from_torch does not support add_bias_kv or add_"):
