@@ -123,3 +123,21 @@ def test_a_comprehension_breaks_before_its_for_never_inside_the_for_target():
     assert shown.splitlines()[1].strip().startswith("for f, b_ in zip("), shown
     plain = "x = f(aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccc, dd)"
     assert fit(plain).splitlines()[0].endswith("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,")  # commas still
+
+
+@pytest.mark.parametrize("width", [44, 60, 68])
+def test_every_lessons_code_on_a_narrower_terminal_is_the_same_program(width):
+    """Each step's code of every lesson, re-flowed for terminals of 46, 62 and 70 columns (less
+    the gutter): the same syntax tree and comments at each, and from 70 columns on every line
+    fits (narrower, a line with no space to break at, such as 'f(*map(torch.from_numpy,', stays
+    wider)."""
+    from attnlab.lessons import runner
+
+    for number in source.lessons():
+        for step in runner.steps(number):
+            shown = fit(step.code, width)
+            assert tree(shown) == tree(step.code), (number, step.id, width)
+            assert comment_words(shown) == comment_words(step.code), (number, step.id)
+            if width >= 68:
+                wide = [ln for ln in shown.splitlines() if display_width(ln) > width]
+                assert wide == [], (number, step.id, wide)
