@@ -141,3 +141,47 @@ def test_every_lessons_code_on_a_narrower_terminal_is_the_same_program(width):
             if width >= 68:
                 wide = [ln for ln in shown.splitlines() if display_width(ln) > width]
                 assert wide == [], (number, step.id, wide)
+
+
+def test_a_line_exactly_as_wide_as_the_room_stays_and_one_column_more_breaks():
+    assert fit("abcdefghij = 1", 14) == "abcdefghij = 1"
+    assert fit("abcdefghij = 12", 14) == "abcdefghij = \\\n    12"
+
+
+def test_a_row_ends_outside_the_most_brackets_it_can_and_fills_its_line():
+    code = "total = compute(alpha, beta(gamma, delta)) / normaliser + offset_value"
+    rows = fit(code, 40).splitlines()
+    assert rows[0] == "total = compute(alpha,"  # not inside beta(...), one bracket deeper
+    rows = fit(code, 50).splitlines()
+    assert rows == [
+        "total = compute(alpha, beta(gamma, delta)) / \\",
+        "    normaliser + offset_value",
+    ]
+    rows = fit(code, 60).splitlines()
+    assert rows[0].endswith("normaliser + \\") and len(rows) == 2  # as far as fits
+    for width in (40, 50, 60):
+        same_program_that_fits(code, fit(code, width), width)
+
+
+def test_an_f_string_piece_reopens_with_its_prefix_and_keeps_its_braces_whole():
+    code = 'print(f"{{literal}} {value} and some more words that go on " + "plain words here too")'
+    shown = fit(code, 40)
+    rows = shown.splitlines()
+    assert rows[0].endswith('"') and rows[1].lstrip().startswith('f"')
+    assert "{{literal}}" in rows[0] and "{value}" in rows[0]
+    same_program_that_fits(code, shown, 40)
+
+
+def test_a_docstrings_closing_quotes_never_stand_alone():
+    code = 'def f():\n    """One two three four five six seven eight nine ten eleven twelve."""\n'
+    rows = fit(code, 30).splitlines()
+    assert rows[-1] == '    eleven twelve."""' and all(len(r) <= 30 for r in rows)
+
+
+def test_a_cjk_string_breaks_after_its_punctuation_and_reopens_its_quote():
+    code = 'print("每个查询与所有键比较，得到权重。权重之和为一，输出是值的平均。")'
+    shown = fit(code, 30)
+    rows = shown.splitlines()
+    assert len(rows) > 2 and all(r.rstrip()[-2] in "，。" for r in rows[:-1]), rows
+    assert all(r.startswith('    "') for r in rows[1:])
+    same_program_that_fits(code, shown, 30)
