@@ -14,6 +14,7 @@ import io
 import json
 import os
 import runpy
+import shutil
 import socket
 import subprocess
 import sys
@@ -167,15 +168,32 @@ def _fork_server() -> dict:
         env=env,
     )
     _SERVER.update(proc=proc, folder=folder, stderr=folder / "stderr.txt")
-    atexit.register(_stop_fork_server, proc)
+    atexit.register(_stop_fork_server, proc, folder, os.getpid())
     return _SERVER
 
 
-def _stop_fork_server(proc: subprocess.Popen) -> None:
+def _stop_fork_server(proc: subprocess.Popen, folder: Path, owner: int) -> None:
+    if os.getpid() != owner:  # a fork of the process that started it
+        return
     with contextlib.suppress(OSError):
         proc.stdin.close()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=60)
+    _remove(folder, owner)
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A new folder under the system's temporary folder (a short path, unlike pytest's
+    ``tmp_path``), removed when this process ends."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(_remove, folder, os.getpid())
+    return folder
+
+
+def _remove(folder: Path, owner: int) -> None:
+    """Remove ``folder`` at exit, in the process that made it only (not in a fork of it)."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def fork_jobs(jobs: list[list]) -> dict[str, list]:
@@ -343,7 +361,7 @@ def _run_lesson(number: int, lang: str, seed: int) -> Ran:
     real, real_plot = runner.Session.run_cell, show.plot
     plots = None
     if seed == 0 and FIGURES_IN.get(number, "en") == lang:
-        plots = Path(tempfile.mkdtemp(prefix="plots"))  # short: a printed path fits 80 columns
+        plots = scratch_dir("plots")  # short: a printed path fits 80 columns
 
     def plot(name, fig):  # what each figure printed: a quiet run (an export's) prints none
         LANG = show._caller_lang(1)  # noqa: F841 (plot reads its caller's LANG, as lesson code has it)
