@@ -237,6 +237,9 @@ def attend(
     B, T, _ = x.shape
     H, Hkv, D = w.heads, w.kv_heads, w.d_k
     n = (H + Hkv) * D
+    if (rope is not None) != w.rotary:  # the swapped columns are there iff rotary positions
+        have = "has" if w.rotary else "has no"
+        raise ValueError(f"rope must match the weights: the attention {have} rotary positions")
     y = linear(x, w.in_wt, w.in_b)  # (B, T, d + 2 Hkv D [+ n])
     qk = y[..., :n].reshape(B, T, H + Hkv, D)
     if rope is not None:  # rotate: x cos + roll(x) sin, roll(x) computed by the weights
