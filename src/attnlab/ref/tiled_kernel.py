@@ -164,7 +164,7 @@ def _fast_heads(P: Problem, qT, i0: int, i1: int, floor: float, low, acc, total)
     Under ``is_causal`` the tile that meets the diagonal is taken in strips of
     FAST_DIAGONAL_STRIP queries, each only as far as its own last query sees: the scores above
     the diagonal that a strip still computes (and multiplies by 0) are its own triangle."""
-    tiles = _fast_tiles(P, i0, i1)
+    tiles = _fast_tiles(P, i1)
     bq, dt = i1 - i0, P.dtype
     flat = np.empty((tiles[0][1] - tiles[0][0]) * bq, dtype=dt)  # every p^T tile: a view of it
     ones = np.ones(tiles[0][1] - tiles[0][0], dtype=dt)
@@ -203,10 +203,11 @@ def _tile(kj, vj, qTh, flat, floor, keep, acc_out, sum_out, ones) -> None:
     np.matmul(ones[: len(pT)], pT, out=sum_out)  # (bk,) @ (bk, bq)
 
 
-def _fast_tiles(P: Problem, i0: int, i1: int) -> list[tuple[int, int]]:
-    """The fast path's key tiles (j0, j1) for queries i0:i1: FAST_KEY_TILES blocks wide (fewer,
-    larger matmuls); under ``is_causal`` none reaches past the block's last query, so that
-    only the last tile meets the diagonal, and from key i0 on (j0 <= i0)."""
+def _fast_tiles(P: Problem, i1: int) -> list[tuple[int, int]]:
+    """The fast path's key tiles (j0, j1) for a query block ending at i1: FAST_KEY_TILES blocks
+    wide (fewer, larger matmuls); under ``is_causal`` none reaches past the block's last query,
+    so that only the last tile meets the diagonal (query blocks and tiles both start on
+    multiples of the block size, so that tile starts at or before the block's first query)."""
     stop = min(P.S, i1) if P.is_causal else P.S  # key s is visible to t iff s <= t
     width = FAST_KEY_TILES * P.block
     return [(j0, min(j0 + width, stop)) for j0 in range(0, stop, width)]
