@@ -378,3 +378,30 @@ def test_a_step_left_out_is_named_where_its_value_is_next_used():
     # -1e9 and -inf act the same: a learner's -1e9 mask holds the version's -inf one
     learner = [Event(5, "s", np.where(np.isinf(masked), -1e9, masked))]
     assert locate(learner, [Event(3, "s", masked)], right) == 5
+
+
+FILLS = {  # the accepted ways to mask: the learner's choice, never a mistake
+    "-inf": ("-np.inf)", "-np.inf)"),
+    "-1e9": ("-np.inf)", "-1e9)"),
+    "add": (
+        "s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)",
+        "s = s + np.where(np.tril(np.ones(s.shape, dtype=bool)), 0.0, -1e9)",
+    ),
+}
+AXIS_SLIPS = {  # the softmax over the queries' axis: both steps, or one of them
+    "both": ("(axis=1", "(axis=0"),
+    "sum": ("e / e.sum(axis=1", "e / e.sum(axis=0"),
+    "max": ("s.max(axis=1", "s.max(axis=0"),
+}
+
+
+@pytest.mark.parametrize("fill", FILLS)
+@pytest.mark.parametrize("slip", AXIS_SLIPS)
+def test_the_softmax_axis_is_named_whichever_way_the_scores_are_masked(tmp_path, fill, slip):
+    # with more keys than queries some columns are masked throughout: there -inf gives NaN,
+    # -1e9 an even spread and an added -1e9 the unmasked column, so each fill has versions
+    source = RIGHT.replace(*FILLS[fill]).replace(*AXIS_SLIPS[slip])
+    assert source != RIGHT.replace(*FILLS[fill])
+    r = check(_load(tmp_path, source), seed=0)
+    assert r.mistakes == ["softmax_axis"], str(r)[-800:]
+    assert check(_load(tmp_path, RIGHT.replace(*FILLS[fill])), seed=0).passed

@@ -46,8 +46,14 @@ ENTRIES = [
         "softmax 的轴不对：每一行（一个查询）的和必须为 1，所以用 axis=-1（axis=1）。",
         softmax=[{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"},
                  {"max_over": "column"}],
+        # with a mask, the masked scores' fill matters on columns that are masked throughout
+        # (more keys than queries): -inf gives NaN there, -1e9 a column of its own, "add" another
         attention=[{"max_over": "column", "sum_over": "column"}, {"sum_over": "column"},
-                   {"max_over": "column"}],
+                   {"max_over": "column"},
+                   {"max_over": "column", "sum_over": "column", "fill": -1e9},
+                   {"max_over": "column", "fill": -1e9},
+                   {"max_over": "column", "sum_over": "column", "fill": "add"},
+                   {"max_over": "column", "fill": "add"}],
         additive=[{"softmax_over": "features"}],
         heads=[{"across_heads": "axis"}],
     ),
