@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from attnlab import __version__ as attnlab_version
 from attnlab import lessons
 from attnlab.cli import main
 from attnlab.grade import check
@@ -370,6 +371,26 @@ def test_run_exercise_shows_the_starter_and_the_worked_answer(number):
     shown = runner.code_of(solution, lang="zh", number=number)  # comments in Chinese
     assert shown.splitlines()[0] in code_lines(buf.getvalue())
     assert "通过" in buf.getvalue() and "参考答案" in buf.getvalue()
+
+
+GRADED = [
+    (n, k) for n in (1, 2) for k, c in enumerate(runner.exercises(n), 1) if "grade" in c.options
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "zh"])
+@pytest.mark.parametrize(("number", "k"), GRADED)
+def test_an_exercises_check_report_fits_the_lesson_width(number, k, lang):
+    # the report's first line (name, score, seed, version) ran to 86-90 columns
+    for solution in (False, True):
+        buf = io.StringIO()  # piped: 80 columns
+        lessons.run_exercise(number, k, lang=lang, out=buf, solution=solution)
+        text = buf.getvalue()
+        wide = [ln for ln in text.splitlines() if display_width(ln) > render.PIPED_WIDTH]
+        assert wide == [], wide
+        name = runner.exercises(number)[k - 1].options["grade"]
+        report = text[text.index(f"\n{name}: ") :]
+        assert f"attnlab {attnlab_version}" in " ".join(report.split())
 
 
 def _quiz(answers_in: str, number: int = 1, lang: str = "en") -> tuple[str, tuple[int, int]]:

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from ..errors import UserError
 from ..i18n import LANGS, Text
+from ..tables import fit
 from . import answers, render, runner, source
 from .show import plotting
 
@@ -236,8 +237,8 @@ def run_exercise(
             render.panel(con, WORDS["your_turn"](lang).format(n=number, k=k))
         check = runner.check_code(number, cell)
         render.code(con, check)
-        printed, _ = s.run(check, "check")
-        render.output(con, printed)
+        printed, _ = s.run(check, "check")  # the report, broken as a terminal shows it
+        render.output(con, fit(printed, render.columns(con.file)))  # (grade.view.for_terminal)
     if solution and after:
         con.print()
         render.prose(con, source.fill(after, s.ns))
