@@ -4,12 +4,15 @@ sight until ``--answers`` asks for it, and an install cell that says what it ins
 In process and quick; tests/lessons/test_export.py runs every exported script with python."""
 
 import io
+import re
 from contextlib import redirect_stdout
 
 import pytest
 
 from attnlab.lessons import notebooks as export
-from attnlab.lessons import runner, source
+from attnlab.lessons import render, runner, source
+from attnlab.lessons.render import GUTTER, code_lines
+from attnlab.tables import display_width
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -40,10 +43,35 @@ def test_show_answer_prints_the_worked_answer_only_when_asked():
         export.show_answer(2, ident, s.ns, argv=["lesson2.py", "--answers"])
     assert quiet.getvalue() == ""
     shown = asked.getvalue()
-    assert shown.startswith("Worked answer:") and "<details" not in shown and "```" not in shown
+    assert shown.lstrip().startswith("Worked answer:")
+    assert "<details" not in shown and "```" not in shown
     assert runner.part(2, "solution", ident)[0].code.splitlines()[0] in shown
     after = source.prose(2, "en").texts.get(f"{ident}/solution", "")
     assert not after or source.fill(after, s.ns).split()[0] in shown
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_worked_answers_print_as_the_terminal_lesson_shows_them(lang):
+    # they were Markdown printed raw: backticks, lines of 93-105 columns, Japanese broken
+    # mid-word where the source's lines ended
+    s = runner.Session(1, lang=lang)
+    s.steps()
+    for cell in runner.exercises(1):
+        out = io.StringIO()
+        with redirect_stdout(out):  # piped: 80 columns
+            export.show_answer(1, cell.id, s.ns, argv=["lesson1.py", "--answers"])
+        shown = out.getvalue()
+        wide = [ln for ln in shown.splitlines() if display_width(ln) > render.PIPED_WIDTH]
+        assert wide == [], (cell.id, wide)
+        code = s.code(runner.part(1, "solution", cell.id)[0])
+        assert code_lines(shown) == code_lines(render.code_block(code, colour=False)), cell.id
+        prose = [ln for ln in shown.splitlines() if not ln.startswith(GUTTER)]
+        assert not [ln for ln in prose if "`" in ln], cell.id
+        after = source.prose(1, lang).texts.get(f"{cell.id}/solution", "")
+        if after:  # the prose after the code is there: its longest piece between numbers
+            pieces = re.split(r"\{[^}]*\}|\*", render.plain(after))
+            piece = re.sub(r"\s", "", max(pieces, key=len))[:20]
+            assert piece and piece in re.sub(r"\s", "", "".join(prose)), cell.id
 
 
 def test_the_install_cell_says_what_it_installed():

@@ -261,18 +261,25 @@ def _exercises(number: int, s: runner.Session, lang: str, run: bool) -> list[Not
 def worked_answer(s: runner.Session, ident: str, run: bool = True) -> NotebookCell:
     """Exercise ``ident``'s worked answer, folded: its code, and the prose that follows it with
     the numbers the answer computes from ``s``'s state (run in a copy of it)."""
-    solution = runner.part(s.number, "solution", ident)[0]
-    key = f"{ident}/solution"
-    worked = s.fork()
-    if run:
-        worked.run_cell(solution, quiet=True)
-    after = _prose(source.prose(s.number, s.lang), key, worked.ns, run)
+    code, after = _worked(s, ident, run)
     if after and after.kind == NUMBERS:
-        return NotebookCell(NUMBERS, key)
+        return NotebookCell(NUMBERS, f"{ident}/solution")
     return NotebookCell(
         "markdown",
         f"<details><summary>{WORDS['solution'](s.lang)}</summary>\n\n"
-        f"```python\n{s.code(solution)}\n```\n\n{after.text if after else ''}\n\n</details>",
+        f"```python\n{code}\n```\n\n{after.text if after else ''}\n\n</details>",
+    )
+
+
+def _worked(s: runner.Session, ident: str, run: bool) -> tuple[str, NotebookCell | None]:
+    """Exercise ``ident``'s worked answer: its code as ``s`` shows it, and the prose after it
+    filled from a copy of ``s``'s state with the answer run in it (not run: ``_prose``)."""
+    solution = runner.part(s.number, "solution", ident)[0]
+    worked = s.fork()
+    if run:
+        worked.run_cell(solution, quiet=True)
+    return s.code(solution), _prose(
+        source.prose(s.number, s.lang), f"{ident}/solution", worked.ns, run
     )
 
 
@@ -332,11 +339,13 @@ def show_answer(number: int, ident: str, ns: dict, argv: list[str] | None = None
     if "--answers" not in (sys.argv if argv is None else argv):
         return
     s = runner.Session(number, int(ns.get("SEED", 0)), str(ns.get("LANG", "en")), dict(ns))
-    folded = worked_answer(s, ident).text
-    colon = ":" if s.lang == "en" else "："
-    text = re.sub(r"<details><summary>(.*?)</summary>", rf"\1{colon}", folded)
-    text = re.sub(r"^```(python)?$", "", text.replace("</details>", ""), flags=re.M)
-    print(re.sub(r"\n{3,}", "\n\n", text).strip())
+    code, after = _worked(s, ident, run=True)
+    con = render.console(sys.stdout)  # as the terminal lesson shows it: fitted, code behind
+    con.print("\n" + WORDS["solution"](s.lang) + (":" if s.lang == "en" else "："))  # its gutter
+    render.code(con, code)
+    if after:
+        con.print()
+        render.prose(con, after.text)
 
 
 def to_notebook(cells: list[NotebookCell]) -> nbformat.NotebookNode:
