@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from attnlab.tables import MIN_WRAP, display_width, text_table
+from attnlab.tables import MIN_WRAP, display_width, fit, text_table
 
 WORDS = ["mask", "causal", "T != S", "注意", "のクエリ", "(B, 1, T, S)", "x", "float16:"]
 
@@ -78,3 +78,19 @@ def test_a_table_that_fits_or_cannot_be_narrowed_enough_is_unchanged():
     assert text_table(["x", "y", "z"], rows, width=tight) == plain
     narrowed = text_table(["x", "y", "z"], rows, width=tight + 1)
     assert narrowed != plain and max(map(display_width, narrowed.splitlines())) <= tight + 1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_cjk_text_breaks_with_no_bracket_left_open_or_closed_at_a_line_edge(seed):
+    # an opening bracket ended a line in a Japanese starter: "…かけます。(" / "出力 (T, d_k), …"
+    rng = random.Random(seed)
+    pieces = ["出力", "重み", "(", "（", ")", "）", "、", "。", "「", "」", "を返します", " (T, d_k)"]
+    text = ""
+    for _ in range(60):  # text where a space follows an opening bracket is not text
+        text += rng.choice(pieces).lstrip() if text[-1:] in "(（「" else rng.choice(pieces)
+    for width in (20, 31, 40):
+        rows = fit(text, width).split("\n")
+        assert all(display_width(r) <= width for r in rows), rows
+        assert "".join("".join(rows).split()) == "".join(text.split())  # nothing lost
+        assert not [r for r in rows[:-1] if r.rstrip()[-1] in "(（「"], rows
+        assert not [r for r in rows[1:] if r.lstrip()[0] in ")）、。」"], rows

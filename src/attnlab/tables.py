@@ -91,7 +91,8 @@ def _broken(row: list[str], wrap: int, room: int | None) -> list[list[str]]:
 
 # a line's label: its indent and a short first word followed by two spaces ("  FAIL  ")
 _LABEL = re.compile(r"\s+\S{1,12} {2,}|\s*")
-_CLOSING = "、。，．；：！？）」』】〉》”’"  # never the first character of a line
+_CLOSING = "、。，．；：！？）」』】〉》”’)]"  # never the first character of a line
+_OPENING = "(（「『【〈《“‘["  # never the last character of a line
 
 
 def fit(text: str, width: int) -> str:
@@ -125,10 +126,10 @@ def _fit_line(line: str, width: int) -> str:
 def _pieces(text: str) -> list[str]:
     """What a line may break between: a run of narrow characters, or one ``wide`` character
     (Japanese and Chinese break between any two), each with the spaces after it; closing
-    punctuation stays with what it closes."""
+    punctuation stays with what it closes, an opening bracket with what it opens."""
     out: list[str] = []
     for ch in text:
-        if out and (ch.isspace() or ch in _CLOSING):
+        if out and (ch.isspace() or ch in _CLOSING or out[-1][-1] in _OPENING):
             out[-1] += ch
         elif not out or out[-1][-1].isspace() or wide(ch) or wide(out[-1][-1]):
             out.append(ch)
