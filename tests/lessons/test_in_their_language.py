@@ -28,7 +28,7 @@ import pytest
 
 from attnlab.grade import check
 from attnlab.grade.exercises import EXERCISES
-from attnlab.grade.words import MESSAGES, check_message
+from attnlab.grade.words import ARRAY_NAMES, MESSAGES, check_message
 from attnlab.lessons import answers, comments, runner, source
 from helpers import lesson_run
 
@@ -309,6 +309,21 @@ def test_every_check_message_pattern_leaves_no_english(lang):
         shown = check_message(sample, lang)
         found = english_words(shown, 2, lang, also=set(EXERCISES["self_attention"].returns))
         assert shown != sample and not found, (sample, shown)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_returned_arrays_a_message_names_are_named_in_the_learners_language(lang):
+    name = {n: words[0 if lang == "ja" else 1] for n, words in ARRAY_NAMES.items()}
+    two = "output: max abs error 0.8 > tolerance 1e-10; weights: max abs error 0.3 > tolerance 1"
+    shown = check_message(two, lang)  # "output:" stood in Japanese and Chinese reports
+    assert shown.startswith(name["output"] + "：") and f"；{name['weights']}：" in shown
+    nan = check_message("weights has NaN/Inf at [1, 2] where the answer is finite", lang)
+    assert nan.startswith(name["weights"] + " ")
+    assert check_message("mask differs from the expected mask at [0, 1]", lang).startswith(
+        name["mask"] + " "
+    )
+    raised = check_message("raised ValueError: output: too few weights", lang)
+    assert "ValueError: output: too few weights" in raised  # the learner's own words stay
 
 
 def test_printed_strings_are_swapped_like_comments(monkeypatch):

@@ -191,6 +191,14 @@ MESSAGES = [
     ),
 ]
 _MESSAGES = [(re.compile(p), words) for p, words in MESSAGES]
+# the returned arrays a message names, where it names one (its start, or after "；")
+ARRAY_NAMES = {
+    "output": ("出力", "输出"),
+    "weights": ("重み", "权重"),
+    "mask": ("マスク", "掩码"),
+    "context": ("コンテキスト", "上下文"),
+}
+_ARRAY_NAME = re.compile(r"(^|；)(output|weights|mask|context)(: |(?=：| の | が | 在 | 的))")
 _CASE_FIRST = re.compile(r"(.+?): two calls with the same inputs")
 
 
@@ -205,7 +213,12 @@ def check_message(message: str, lang: str = "en") -> str:
         message = check_name(case.group(1), lang) + message[case.end(1) :]
     for pattern, words in _MESSAGES:
         message = pattern.sub(words[i], message)
-    return message
+    return _ARRAY_NAME.sub(lambda m: _array_name(m, i), message)
+
+
+def _array_name(m: re.Match, i: int) -> str:
+    colon = "：" if m.group(3) == ": " else ""
+    return m.group(1) + ARRAY_NAMES[m.group(2)][i] + colon
 
 
 def word(key: str, lang: str = "en", **values) -> str:
