@@ -47,6 +47,29 @@ SEEKING_CALLS = {
 }  # fmt: skip
 
 
+NAIVE_RUNS = 4  # plain runs whose worst error is the yardstick of a low-precision answer
+
+
+def _rounded_either_way(a: np.ndarray, low: type, rng: np.random.Generator) -> np.ndarray:
+    """float64 ``a`` in precision ``low``, each number rounded down or up at random (both
+    within a unit in the last place, as IEEE's directed roundings are); exact numbers, bool
+    and integer arrays as they are."""
+    if a.dtype.kind != "f":
+        return a
+    near = a.astype(low)
+    with np.errstate(all="ignore"):
+        other = np.nextafter(near, np.where(near < a, np.inf, -np.inf).astype(low))
+    return np.where((near != a) & (rng.random(a.shape) < 0.5), other, near)
+
+
+def _error(out: np.ndarray, want: np.ndarray) -> float:
+    """The largest finite difference, in float64 (a run's error, for picking the worst)."""
+    if out.shape != want.shape or want.dtype == bool:
+        return 0.0
+    d = np.abs(out.astype(np.float64) - want.astype(np.float64))
+    return float(np.max(d[np.isfinite(d)], initial=0.0))
+
+
 @dataclass
 class Prepared:
     """What judging one exercise at one seed needs and never changes between submissions: the
@@ -74,17 +97,36 @@ class Prepared:
         return self._twin_expected[j]
 
     def naive(self, i: int, low: type) -> tuple | None:
-        """The right answer computed plainly in precision ``low`` (the yardstick of float32
-        answers, ``attnlab.parity``), once per case."""
+        """The right answer computed plainly in precision ``low``: the yardstick of answers in
+        that precision (``attnlab.parity``), once per case.
+
+        One plain run's error is a noisy measure on cases this small (the largest of a few
+        dozen errors): a float32 einsum answer, right but summing in another order, erred 2.4x
+        the plain run on one case in 560. So each returned array is the worst of ``NAIVE_RUNS``
+        runs: on the inputs rounded to nearest in ``low``, then rounded each number down or up
+        at random (other roundings of the same float64 numbers, within a unit in the last
+        place).
+        """
         if self._naive is None:
             self._naive = {}
         if (i, low) not in self._naive:
-            c, ex = self.cases[i], self.ex
-            args = [a.astype(low) for a in as_float64(c)]
-            with np.errstate(all="ignore"):  # a low-precision yardstick: its flags are not news
-                out = None if ex.naive is None else ex.naive(*args, *c.scalars, **c.kwargs)
-            self._naive[i, low] = out
+            self._naive[i, low] = self._worst_naive(i, low)
         return self._naive[i, low]
+
+    def _worst_naive(self, i: int, low: type) -> tuple | None:
+        c, ex = self.cases[i], self.ex
+        if ex.naive is None:
+            return None
+        exact, rng = as_float64(c), np.random.default_rng(i)
+        runs = []
+        for run in range(NAIVE_RUNS):
+            args = [a.astype(low) if run == 0 else _rounded_either_way(a, low, rng) for a in exact]
+            with np.errstate(all="ignore"):  # a low-precision yardstick: its flags are not news
+                runs.append(ex.naive(*args, *c.scalars, **c.kwargs))
+        return tuple(
+            max((r[k] for r in runs), key=lambda out: _error(out, want))
+            for k, want in enumerate(self.expected[i])
+        )
 
     def candidates(self, i: int, low: bool = False, pairs: Pairs = False) -> dict[Version, tuple]:
         """Case ``i``'s versions that differ from the right answer, by (id, which version),
