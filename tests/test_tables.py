@@ -84,7 +84,7 @@ def test_a_table_that_fits_or_cannot_be_narrowed_enough_is_unchanged():
 def test_cjk_text_breaks_with_no_bracket_left_open_or_closed_at_a_line_edge(seed):
     # an opening bracket ended a line in a Japanese starter: "…かけます。(" / "出力 (T, d_k), …"
     rng = random.Random(seed)
-    pieces = ["出力", "重み", "(", "（", ")", "）", "、", "。", "「", "」", "を返します", " (T, d_k)"]
+    pieces = [*"出力 重み ( （ ) ） 、 。 「 」".split(), "を返します", " (T, d_k)"]
     text = ""
     for _ in range(60):  # text where a space follows an opening bracket is not text
         text += rng.choice(pieces).lstrip() if text[-1:] in "(（「" else rng.choice(pieces)
