@@ -331,14 +331,41 @@ def test_a_lesson_that_fails_in_its_kernel_is_one_line_and_its_traceback_is_logg
     pytest.importorskip("myst_nb")
     from attnlab.book import site
 
-    def broken(number, lang, seed=0, overrides=None) -> str:
-        cell = {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "source": ""}
-        cell["source"] = "raise ValueError('a step that broke')"
-        meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-        return json.dumps({"cells": [cell], "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
-
-    monkeypatch.setattr(site, "page_notebook", broken)
+    monkeypatch.setattr(site, "page_notebook", _one_cell("raise ValueError('a step that broke')"))
     assert main(["book", str(tmp_path / "site"), "--lessons", "4", "--lang", "en"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "lesson4.ipynb" in err and "execute.log" in err
     assert "a step that broke" in (tmp_path / "site-cache" / "execute.log").read_text()
+
+
+def test_an_executor_error_outside_the_cells_reaches_the_log(monkeypatch, tmp_path, capsys):
+    """A kernel that dies or never answers fails in the executor, not in a cell: jupyter-cache
+    records no traceback and reports it on its worker's stderr, which the log must catch even
+    where a test runner has replaced ``sys.stderr`` (a suite run once logged only "None")."""
+    pytest.importorskip("myst_nb")
+    from jupyter_cache.executors import basic
+
+    from attnlab.book import site
+
+    def dies(project_nb, data):
+        raise RuntimeError("the kernel died before replying")
+
+    monkeypatch.setattr(site, "page_notebook", _one_cell("1 + 1"))
+    monkeypatch.setattr(basic.ExecutionWorkerLocalMProc, "execute", staticmethod(dies))
+    assert main(["book", str(tmp_path / "site"), "--lessons", "4", "--lang", "en"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lesson4.ipynb" in err and "execute.log" in err
+    log = (tmp_path / "site-cache" / "execute.log").read_text()
+    assert "RuntimeError: the kernel died before replying" in log, log
+    assert "no traceback recorded" in log and "\nNone\n" not in log
+
+
+def _one_cell(code: str):
+    """A stand-in for ``page_notebook``: every lesson's notebook is one cell of ``code``."""
+
+    def notebook(number, lang, seed=0, overrides=None) -> str:
+        cell = {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [], "source": code}
+        meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        return json.dumps({"cells": [cell], "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+    return notebook

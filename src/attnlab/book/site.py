@@ -142,8 +142,9 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
     if failed:
         for uri in failed:
             record = jc.get_project_record(uri)
+            said = record.traceback or "(no traceback recorded: the executor's error is above)"
             with open(log, "a", encoding="utf-8") as out:
-                out.write(f"\n{uri}\n{record.traceback}\n")
+                out.write(f"\n{uri}\n{said}\n")
         raise UserError(f"a lesson failed in its kernel: {failed[0]} (the traceback is in {log})")
     _say(cfg, f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
 
@@ -336,7 +337,9 @@ KERNEL_CONFIG = 'c.IPKernelApp.matplotlib = "inline"\nc.IPKernelApp.log_level = 
 @contextmanager
 def _kernels(ipython_dir: Path, log, env: dict[str, str] | None = None) -> Iterator[None]:
     """While inside: kernels read ``KERNEL_CONFIG`` and start with ``env`` set; everything
-    written to stderr (the kernels', jupyter's logging) goes to ``log``."""
+    written to stderr (the kernels', jupyter's logging, the executor's workers' messages) goes
+    to ``log``: the file descriptor and ``sys.stderr`` both (a test runner may have replaced
+    ``sys.stderr`` with its own capture, where an executor's error would be lost)."""
     profile = ipython_dir / "profile_default"
     profile.mkdir(parents=True, exist_ok=True)
     _write_if_changed(profile / "ipython_kernel_config.py", KERNEL_CONFIG)
@@ -344,13 +347,15 @@ def _kernels(ipython_dir: Path, log, env: dict[str, str] | None = None) -> Itera
     before = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved, saved_stderr = os.dup(2), sys.stderr
     log.flush()
     os.dup2(log.fileno(), 2)
+    sys.stderr = log
     try:
         yield
     finally:
         sys.stderr.flush()
+        sys.stderr = saved_stderr
         os.dup2(saved, 2)
         os.close(saved)
         for name, value in before.items():
