@@ -258,8 +258,11 @@ def test_wrong_shape_dtype_and_type_fail_with_a_sentence():
         lambda q, k, v, **kw: F.scaled_dot_product_attention(q, k, v, **kw).tolist(): "list",
     }
     for fn, word in cases.items():
-        row = check_attention(fn, features=["basic"])["basic"]
+        report = check_attention(fn, features=["basic"])
+        row = report["basic"]
         assert row.status == "fail" and word in row.failure.message, row
+        # nothing was compared: no error or budget in the table (not "inf" against "0")
+        assert re.search(r"\nbasic +fail +- +- +\d+ ", str(report)), str(report)
 
     def returns_none(q, k, v, **kw):
         return None
@@ -303,6 +306,8 @@ def test_report_text_json_and_html():
     assert row["error"] > row["budget"] > 0 and "rows" in row["failure"]["where"]
     row = check_attention(load_target(f"{BROKEN}:nan_dead_rows"), features=["fully_masked_rows"])
     assert json.loads(row.to_json())["features"][0]["error"] is None  # inf: JSON has none
+    # NaN where the reference has numbers was compared: infinite error against a real budget
+    assert re.search(r"\nfully_masked_rows +fail +inf +\d\.\d\de-\d+ ", str(row)), str(row)
     page = check_attention(evil, features=["basic"])._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" in page
 

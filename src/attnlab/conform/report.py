@@ -194,7 +194,11 @@ def _num(x: float) -> str:
 
 
 def _numbers(f: FeatureResult) -> list[str]:
-    """The row's worst error, budget and case count ('-' where nothing was judged)."""
+    """The row's worst error, budget and case count ('-' where nothing was judged, or where
+    the worst case gave nothing to compare: it raised, or its output had the wrong type or
+    shape, or no gradient: its message says which)."""
     if f.status == UNSUPPORTED:
         return ["-", "-", str(f.cases) if f.cases else "-"]
+    if math.isinf(f.error) and not f.budget:
+        return ["-", "-", str(f.cases)]
     return [_num(f.error), _num(f.budget), str(f.cases)]
