@@ -341,13 +341,18 @@ def test_a_lesson_that_fails_in_its_kernel_is_one_line_and_its_traceback_is_logg
 def test_an_executor_error_outside_the_cells_reaches_the_log(monkeypatch, tmp_path, capsys):
     """A kernel that dies or never answers fails in the executor, not in a cell: jupyter-cache
     records no traceback and reports it on its worker's stderr, which the log must catch even
-    where a test runner has replaced ``sys.stderr`` (a suite run once logged only "None")."""
+    where a test runner has replaced ``sys.stderr`` (a suite run once logged only "None").
+    Such a notebook runs once more before the book gives up (a cell's error does not)."""
     pytest.importorskip("myst_nb")
     from jupyter_cache.executors import basic
 
     from attnlab.book import site
 
-    def dies(project_nb, data):
+    calls = tmp_path / "calls"
+
+    def dies(project_nb, data):  # (in the executor's forked worker)
+        with open(calls, "a") as f:
+            f.write("called\n")
         raise RuntimeError("the kernel died before replying")
 
     monkeypatch.setattr(site, "page_notebook", _one_cell("1 + 1"))
@@ -358,6 +363,7 @@ def test_an_executor_error_outside_the_cells_reaches_the_log(monkeypatch, tmp_pa
     log = (tmp_path / "site-cache" / "execute.log").read_text()
     assert "RuntimeError: the kernel died before replying" in log, log
     assert "no traceback recorded" in log and "\nNone\n" not in log
+    assert "once more" in log and calls.read_text() == "called\n" * 2  # tried twice, then said
 
 
 def _one_cell(code: str):

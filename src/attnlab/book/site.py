@@ -118,7 +118,6 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
     (jupyter-cache's ``local-parallel`` executor, the cache myst-nb reads): Sphinx then finds
     them all executed. Each kernel's torch and BLAS get their share of the cores."""
     from jupyter_cache import get_cache
-    from jupyter_cache.executors import load_executor
 
     jc = get_cache(str(jupyter))
     todo = jc.list_unexecuted(filter_pks=[jc.add_nb_to_project(str(p)).pk for p in notebooks])
@@ -132,13 +131,13 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
     with open(log, "w", encoding="utf-8") as out, _kernels(log.parent / "ipython", out, threads):
         before = len(jc.list_cache_records())  # a cheap count (list_unexecuted hashes each)
         with _progress(cfg, lambda: len(jc.list_cache_records()) - before, len(pks)):
-            try:
-                ran = load_executor("local-parallel", jc).run_and_cache(
-                    filter_pks=pks, timeout=cfg.timeout
-                )
-            finally:  # the executor sends multiprocessing's log to stderr, for good
-                multiprocessing.get_logger().handlers.clear()
-    failed = ran.excepted + ran.errored
+            ran = _run(jc, pks, cfg.timeout)
+            failed = ran.excepted
+            if ran.errored:  # the executor's own error (a kernel that died, or never answered)
+                out.write(f"\nonce more, after an error outside their cells: {ran.errored}\n")
+                out.flush()
+                again = _run(jc, [jc.get_project_record(u).pk for u in ran.errored], cfg.timeout)
+                failed += again.excepted + again.errored
     if failed:
         for uri in failed:
             record = jc.get_project_record(uri)
@@ -147,6 +146,17 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
                 out.write(f"\n{uri}\n{said}\n")
         raise UserError(f"a lesson failed in its kernel: {failed[0]} (the traceback is in {log})")
     _say(cfg, f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s")
+
+
+def _run(jc, pks: list[int], timeout: int):
+    """jupyter-cache's ``local-parallel`` executor over ``pks``: its result (which notebooks
+    succeeded, failed in a cell: ``excepted``, or failed outside the cells: ``errored``)."""
+    from jupyter_cache.executors import load_executor
+
+    try:
+        return load_executor("local-parallel", jc).run_and_cache(filter_pks=pks, timeout=timeout)
+    finally:  # the executor sends multiprocessing's log to stderr, for good
+        multiprocessing.get_logger().handlers.clear()
 
 
 @contextmanager
