@@ -112,6 +112,20 @@ def test_ring_bench_runs_and_refuses_lengths_it_cannot_split(capsys, monkeypatch
             assert 0 < compute_s <= time_s, line
 
 
+def test_the_ring_table_keeps_a_fast_ranks_compute_time_readable():
+    """A small case on a fast machine computes in a fraction of a millisecond: the table shows
+    its significant digits (three decimals printed 0.000, and the ratio line went missing)."""
+    from attnlab.bench.ring import RingRow, table
+
+    rows = [RingRow("ring zigzag", 64, r, 0.0021, 1.0, 0.1, c) for r, c in ((0, 3.1e-4), (1, 2e-4))]
+    text = table(rows, world=2)
+    assert [line.split()[4:6] for line in text.splitlines()[2:4]] == [
+        ["0.0021", "0.00031"],
+        ["0.0021", "0.0002"],
+    ], text
+    assert "zigzag: compute of the busiest / idlest rank 1.55x over 2 ranks" in text
+
+
 def test_peak_memory_sees_numpy_temporaries_and_the_output():
     """tiled attention at T = 2000 once read 0.0 MiB (the resident high-water mark was already
     higher): the probe's reading must hold at least the output it returns, and the naive

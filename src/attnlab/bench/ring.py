@@ -150,8 +150,8 @@ def table(rows: list[RingRow], world: int) -> str:
             r.what,
             r.T,
             "" if not is_ring else r.rank,
-            f"{r.time_s:.3f}",
-            f"{r.compute_s:.3f}" if is_ring else "",
+            f"{r.time_s:.3g}",  # significant digits: a small case's compute is under 0.5 ms
+            f"{r.compute_s:.3g}" if is_ring else "",
             f"{r.peak_mib:.0f}",
             f"{r.sent_mib:.1f}" if is_ring else "",
         ]
