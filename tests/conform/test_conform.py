@@ -169,8 +169,12 @@ BUGS = {
 def test_each_bug_fails_its_feature_only(bug):
     """A bug fails the rows of the features it breaks, naming the convention its output follows
     where there is one; rows whose failing cases all need one of those rows say 'see' it instead
-    of failing too; every other row passes."""
-    report = check_attention(load_target(f"{BROKEN}:{bug}"))
+    of failing too; every other row passes. torch's generator is seeded: the dropout bug draws
+    from it, and in a small case it may drop nothing (seed 12 left default_scale's cases whole,
+    so that row passed; the suite's order once did the same)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        report = check_attention(load_target(f"{BROKEN}:{bug}"))
     failed, seen = BUGS[bug]
     assert {f.id: f.failure.matches for f in report.failed} == failed, str(report)
     assert {f.id for f in report.features if f.status == "see"} == seen, str(report)
