@@ -142,14 +142,21 @@ def _same(out, again, args: dict, inp: Inputs, api: str) -> str:
 def _judge_output(name: str, x, oracle, naive, case: Case, api: str, label: str) -> CaseResult:
     """One output (out, dq, dk or dv) against the reference: parity, then where it misses."""
     a = _as_array(x, api, case.dtype, oracle.shape)
-    if isinstance(a, str):  # nothing to compare (no budget either: the table shows '-')
-        return CaseResult(case, Parity(False, float("inf"), 0.0, f"{label}{a}"))
+    if isinstance(a, str):
+        return _nothing_to_compare(case, f"{label}{a}")
     p = judge(a, oracle, naive, case.dtype)
     tol = p.tolerance or budget(oracle, naive, case.dtype)
     if p.ok:
         return CaseResult(case, Parity(True, p.max_abs_err, tol))
     where = locate(a, oracle, tol, "key rows" if name in ("dk", "dv") else "rows")
     return CaseResult(case, Parity(False, p.max_abs_err, tol, label + p.message), label + where)
+
+
+def _nothing_to_compare(case: Case, msg: str, **seen) -> CaseResult:
+    """A failed case that gave no array to judge (it raised; its output had the wrong type,
+    dtype or shape; no gradient came): infinite error and no budget, which the report's table
+    shows as '-', leaving ``msg`` to say what happened."""
+    return CaseResult(case, Parity(False, float("inf"), 0.0, msg), **seen)
 
 
 def run_case(fn, case: Case, api: str, device: str, rng: np.random.Generator) -> CaseResult:
@@ -163,7 +170,7 @@ def run_case(fn, case: Case, api: str, device: str, rng: np.random.Generator) ->
         return CaseResult(case, None, note=str(e))
     except Exception as e:  # the function's own bug: fail the case, keep going
         msg = f"raised {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-        return CaseResult(case, Parity(False, float("inf"), 0.0, msg), inp=inp, oracle=oracle)
+        return _nothing_to_compare(case, msg, inp=inp, oracle=oracle)
     result = _judge_all(got, note, oracle, naive, case, api)
     result.inp, result.oracle, result.naive = inp, oracle, naive
     result.got = {n: a for n, x in got.items() if isinstance(a := _plain(x), np.ndarray)}
@@ -186,7 +193,7 @@ def _judge_all(got: dict, note: str, oracle: dict, naive: dict, case: Case, api:
             if not isinstance(got["out"], torch.Tensor):  # what came instead says it all
                 return results[0]
             msg = note or f"no gradient reached {name[1]}"
-            return CaseResult(case, Parity(False, float("inf"), 0.0, msg))
+            return _nothing_to_compare(case, msg)
         results.append(_judge_output(name, got[name], want, naive.get(name), case, api, label))
     worst = max(results, key=_ratio)
     if note:  # e.g. not deterministic: fails however close the output is

@@ -199,6 +199,6 @@ def _numbers(f: FeatureResult) -> list[str]:
     shape, or no gradient: its message says which)."""
     if f.status == UNSUPPORTED:
         return ["-", "-", str(f.cases) if f.cases else "-"]
-    if math.isinf(f.error) and not f.budget:
+    if math.isinf(f.error) and not f.budget:  # (calls._nothing_to_compare)
         return ["-", "-", str(f.cases)]
     return [_num(f.error), _num(f.budget), str(f.cases)]
