@@ -132,7 +132,7 @@ def execute(jupyter: Path, notebooks: list[Path], cfg: BookConfig, log: Path) ->
         before = len(jc.list_cache_records())  # a cheap count (list_unexecuted hashes each)
         with _progress(cfg, lambda: len(jc.list_cache_records()) - before, len(pks)):
             ran = _run(jc, pks, cfg.timeout)
-            failed = ran.excepted
+            failed = list(ran.excepted)
             if ran.errored:  # the executor's own error (a kernel that died, or never answered)
                 out.write(f"\nonce more, after an error outside their cells: {ran.errored}\n")
                 out.flush()
